@@ -1,0 +1,52 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "coursepack",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "coursepack", targets: ["coursepack"]),
+        .library(name: "Manifest", targets: ["Manifest"]),
+        .library(name: "ZipArchive", targets: ["ZipArchive"]),
+        .library(name: "Packager", targets: ["Packager"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
+        .target(name: "ZlibStream", dependencies: ["CZlib"]),
+        .target(name: "ZipArchive", dependencies: ["ZlibStream"]),
+        .target(name: "CourseExport", dependencies: ["ZlibStream"]),
+        .target(name: "LinkRewriter"),
+        .target(
+            name: "BlockRenderer",
+            dependencies: ["CourseExport", .product(name: "Mustache", package: "swift-mustache")]
+        ),
+        .target(name: "Manifest"),
+        .target(
+            name: "Packager",
+            dependencies: [
+                "CourseExport", "LinkRewriter", "BlockRenderer", "ZipArchive", "Manifest",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .executableTarget(
+            name: "coursepack",
+            dependencies: [
+                "Packager", "CourseExport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(name: "ZipArchiveTests", dependencies: ["ZipArchive"]),
+        .testTarget(name: "CourseExportTests", dependencies: ["CourseExport"]),
+        .testTarget(name: "LinkRewriterTests", dependencies: ["LinkRewriter"]),
+        .testTarget(name: "PackagerTests", dependencies: ["Packager", "Manifest", "ZipArchive", "CourseExport"]),
+    ]
+)

@@ -1,0 +1,109 @@
+import CourseExport
+
+/// A block as a standalone page, before its links are rewritten.
+public struct RenderedBlock: Sendable {
+    /// `index.html`.
+    public var page: [UInt8]
+    /// Other generated files at the archive root (the stylesheet).
+    public var files: [String: [UInt8]]
+    /// What the page still needs the network for.
+    public var requiresNetwork: [String]
+}
+
+public enum RenderResult: Sendable {
+    case rendered(RenderedBlock)
+    /// The block cannot work offline; clients open it online.
+    case onlineOnly(reason: String)
+}
+
+/// Renders each leaf block to a standalone HTML page with the page templates.
+public struct BlockRenderer: Sendable {
+    /// Bumped whenever rendering changes what a page contains, so every block counts as changed.
+    public static let version = "1"
+
+    static let onlineOnlyReasons: [String: String] = [
+        "discussion": "discussions need the network",
+        "lti": "LTI tools need the network",
+        "lti_consumer": "LTI tools need the network",
+        "openassessment": "open response assessments are graded online",
+        "drag-and-drop-v2": "drag and drop problems are graded online",
+        "poll": "polls record votes online",
+        "survey": "surveys record answers online",
+        "done": "completion is recorded online",
+        "edx_sga": "staff graded assignments are submitted online",
+        "staffgradedxblock": "staff graded assignments are submitted online",
+        "word_cloud": "word clouds gather answers online",
+        "annotatable": "annotations are stored online",
+        "problem": "problems are not rendered offline yet",
+        "video": "videos are not rendered offline yet",
+    ]
+
+    public let templates: PageTemplates
+    public let generator: String
+
+    public init(templates: PageTemplates, generator: String) {
+        self.templates = templates
+        self.generator = generator
+    }
+
+    /// Identifies everything that shapes a page besides the course itself.
+    public var fingerprint: String { "\(Self.version)/\(templates.fingerprint)" }
+
+    public func render(_ block: Block, in course: Course, export: ExportDirectory) throws(RenderError) -> RenderResult {
+        switch block.type {
+        case "html":
+            return .rendered(page(for: block, in: course, content: try htmlContent(of: block, export: export)))
+        default:
+            return .onlineOnly(reason: Self.onlineOnlyReasons[block.type] ?? "\(block.type) blocks are not supported offline")
+        }
+    }
+
+    func page(for block: Block, in course: Course, content: [UInt8], requiresNetwork: [String] = []) -> RenderedBlock {
+        let language = course.language.isEmpty ? "en" : course.language
+        let fields = [
+            "title": block.displayName ?? block.type,
+            "language": language,
+            "direction": Self.isRightToLeft(language) ? "rtl" : "ltr",
+            "type": block.type,
+            "generator": generator,
+        ]
+        return RenderedBlock(
+            page: templates.page(fields, content: content),
+            files: [PageTemplates.stylesheetName: Array(templates.stylesheet.utf8)],
+            requiresNetwork: requiresNetwork)
+    }
+
+    /// `<html filename="F"/>` keeps its HTML in `html/F.html`; older exports inline it.
+    func htmlContent(of block: Block, export: ExportDirectory) throws(RenderError) -> [UInt8] {
+        if let filename = block.attributes["filename"], !filename.isEmpty {
+            guard TreeNames.isSafeFileName(filename) else {
+                throw .missingContent(path: block.file, reason: "filename=\"\(filename)\" is not a plain file name")
+            }
+            let file = "html/" + (filename.hasSuffix(".html") ? filename : filename + ".html")
+            do {
+                return Self.withoutBOM(try export.read(file))
+            } catch {
+                throw .missingContent(path: file, reason: "the content of \(block.usageID) cannot be read: \(error)")
+            }
+        }
+        let range = block.definition.contentRange
+        guard range.upperBound <= block.definitionSource.count else { return [] }
+        return Self.withoutBOM(Array(block.definitionSource[range]))
+    }
+
+    static func withoutBOM(_ bytes: [UInt8]) -> [UInt8] {
+        bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(bytes.dropFirst(3)) : bytes
+    }
+
+    static func isRightToLeft(_ language: String) -> Bool {
+        let primary = language.split(separator: "-").first.map { $0.lowercased() } ?? ""
+        return ["ar", "he", "fa", "ur", "ps", "yi", "dv", "ku", "sd", "ug"].contains(primary)
+    }
+}
+
+enum TreeNames {
+    /// A name that stays inside its folder: no separators, no `..`, no NUL.
+    static func isSafeFileName(_ name: String) -> Bool {
+        !name.isEmpty && name != "." && name != ".." && !name.contains("/") && !name.contains("\\") && !name.contains("\0")
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import Mustache
+
+/// The page shell and stylesheet every block page is built from: the defaults compiled into the
+/// binary, each replaceable by a file of the same name in an operator's `--templates` folder.
+public struct PageTemplates: Sendable {
+    public static let shellName = "page.mustache"
+    public static let stylesheetName = "coursepack.css"
+
+    let shell: MustacheTemplate
+    public let stylesheet: String
+    /// Changes whenever any template text changes, so pages built with other templates count as changed.
+    public let fingerprint: String
+
+    public static func defaults() -> PageTemplates {
+        // The embedded defaults are checked by tests; they always parse.
+        try! PageTemplates(files: DefaultTemplates.files)
+    }
+
+    /// Defaults overridden by the files found in `folder`.
+    public static func overriding(with folder: String) throws(RenderError) -> PageTemplates {
+        var files = DefaultTemplates.files
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: folder)
+        } catch {
+            throw .template(path: folder, reason: "cannot list the folder")
+        }
+        for name in names where DefaultTemplates.files[name] != nil {
+            let path = folder + "/" + name
+            guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
+                throw .template(path: path, reason: "cannot be read as UTF-8 text")
+            }
+            files[name] = text
+        }
+        return try PageTemplates(files: files)
+    }
+
+    init(files: [String: String]) throws(RenderError) {
+        let shellText = files[Self.shellName] ?? ""
+        do {
+            shell = try MustacheTemplate(string: shellText)
+        } catch {
+            throw .template(path: Self.shellName, reason: "\(error)")
+        }
+        guard shellText.contains("{{{content}}}") || shellText.contains("{{& content}}") else {
+            throw .template(path: Self.shellName, reason: "must contain {{{content}}} where the block goes")
+        }
+        stylesheet = files[Self.stylesheetName] ?? ""
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for name in files.keys.sorted() {
+            for byte in (name + "\u{0}" + (files[name] ?? "") + "\u{0}").utf8 {
+                hash ^= UInt64(byte)
+                hash &*= 0x0000_0100_0000_01b3
+            }
+        }
+        fingerprint = String(hash, radix: 16)
+    }
+
+    /// The shell around `content`, whose bytes are spliced in untouched (they may not be UTF-8).
+    func page(_ fields: [String: String], content: [UInt8]) -> [UInt8] {
+        let marker = "\u{1}coursepack-content-\(UInt64.random(in: 0...UInt64.max))\u{1}"
+        var values = fields
+        values["content"] = marker
+        let rendered = shell.render(values)
+        guard let split = rendered.range(of: marker) else { return Array(rendered.utf8) + content }
+        return Array(rendered[..<split.lowerBound].utf8) + content + Array(rendered[split.upperBound...].utf8)
+    }
+}

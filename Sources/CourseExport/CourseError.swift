@@ -1,0 +1,34 @@
+/// Why a course, or one file of it, could not be read. Each case names the file.
+public enum CourseError: Error, Equatable, CustomStringConvertible {
+    case notACourse(path: String, reason: String)
+    case unreadable(path: String, reason: String)
+    case malformedXML(path: String, XMLSyntaxError)
+    case invalid(path: String, reason: String)
+    case unsafeArchive(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .notACourse(let path, let reason): return "\(path): not an Open edX course export: \(reason)"
+        case .unreadable(let path, let reason): return "\(path): cannot be read: \(reason)"
+        case .malformedXML(let path, let error): return "\(path): malformed XML at \(error)"
+        case .invalid(let path, let reason): return "\(path): \(reason)"
+        case .unsafeArchive(let path, let reason): return "\(path): refused: \(reason)"
+        }
+    }
+
+    public var path: String {
+        switch self {
+        case .notACourse(let p, _), .unreadable(let p, _), .malformedXML(let p, _), .invalid(let p, _),
+            .unsafeArchive(let p, _):
+            return p
+        }
+    }
+}
+
+/// A problem that affects one block, not the whole course: the block (when known) is left out
+/// and the problem reported.
+public struct CourseIssue: Sendable, Equatable {
+    public let usageID: String?
+    public let file: String
+    public let message: String
+}

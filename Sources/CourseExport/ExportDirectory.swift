@@ -1,0 +1,93 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Read access to the files of one export folder that never leaves it: symlinks that point
+/// outside, FIFOs, devices and oversized files are refused with a reason.
+public struct ExportDirectory: Sendable {
+    public static let maximumDocumentSize = 64 * 1024 * 1024
+
+    /// Canonical path of the folder holding `course.xml`.
+    public let root: String
+
+    public init(root: String) throws(CourseError) {
+        guard let resolved = realpath(root, nil) else {
+            throw .unreadable(path: root, reason: String(cString: strerror(errno)))
+        }
+        defer { free(resolved) }
+        self.root = String(cString: resolved)
+    }
+
+    public func path(_ relative: String) -> String { root + "/" + relative }
+
+    /// Where `relative` really lives, if it is a regular file inside the export.
+    public func regularFile(_ relative: String) throws(CourseError) -> String {
+        let full = path(relative)
+        guard let resolved = realpath(full, nil) else {
+            throw .unreadable(path: relative, reason: errno == ENOENT ? "no such file" : String(cString: strerror(errno)))
+        }
+        defer { free(resolved) }
+        let target = String(cString: resolved)
+        guard target.hasPrefix(root + "/") else {
+            throw .unsafeArchive(path: relative, reason: "a symlink that points outside the course export")
+        }
+        var info = stat()
+        guard stat(target, &info) == 0 else { throw .unreadable(path: relative, reason: String(cString: strerror(errno))) }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { throw .unreadable(path: relative, reason: "not a regular file") }
+        return target
+    }
+
+    public func exists(_ relative: String) -> Bool {
+        var info = stat()
+        return lstat(path(relative), &info) == 0
+    }
+
+    /// Reads a whole document (XML, HTML, JSON), refusing anything larger than a document can be.
+    public func read(_ relative: String) throws(CourseError) -> [UInt8] {
+        let target = try regularFile(relative)
+        let fd = open(target, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { throw .unreadable(path: relative, reason: String(cString: strerror(errno))) }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw .unreadable(path: relative, reason: String(cString: strerror(errno))) }
+        guard info.st_size <= Self.maximumDocumentSize else {
+            throw .invalid(path: relative, reason: "\(info.st_size) bytes is too large for a course document (limit \(Self.maximumDocumentSize))")
+        }
+        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, $0.count - done, off_t(done)) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { throw .unreadable(path: relative, reason: n == 0 ? "file shrank while reading" : String(cString: strerror(errno))) }
+            done += n
+        }
+        return bytes
+    }
+
+    /// Regular files under `relative`, as export-relative paths, sorted; symlinks are not followed.
+    public func files(under relative: String) -> [String] {
+        var result: [String] = []
+        var pending = [relative]
+        while let folder = pending.popLast() {
+            guard let dir = opendir(path(folder)) else { continue }
+            defer { closedir(dir) }
+            while let entry = readdir(dir) {
+                let name = withUnsafePointer(to: entry.pointee.d_name) {
+                    $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+                }
+                if name == "." || name == ".." { continue }
+                let child = folder + "/" + name
+                var info = stat()
+                guard lstat(path(child), &info) == 0 else { continue }
+                switch info.st_mode & S_IFMT {
+                case S_IFDIR: pending.append(child)
+                case S_IFREG: result.append(child)
+                default: continue
+                }
+            }
+        }
+        return result.sorted()
+    }
+}

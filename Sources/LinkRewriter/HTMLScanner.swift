@@ -1,0 +1,122 @@
+/// A tolerant HTML tokenizer that finds every URL in a page without parsing it as a tree:
+/// course HTML is often invalid, and bytes outside the URLs must stay exactly as written.
+public enum HTMLScanner {
+    /// Attributes whose whole value is one URL.
+    public static let urlAttributes: Set<String> = [
+        "src", "href", "poster", "data", "action", "background", "formaction", "cite", "longdesc",
+        "xlink:href", "manifest", "icon", "codebase", "archive", "lowsrc", "dynsrc", "profile",
+    ]
+
+    public static func references(in bytes: [UInt8]) -> [Reference] {
+        var found: [Reference] = []
+        var i = 0
+        let n = bytes.count
+        while i < n {
+            guard bytes[i] == UInt8(ascii: "<"), i + 1 < n else {
+                i += 1
+                continue
+            }
+            if bytes.matches("<!--", at: i) {
+                i = (bytes.find("-->", from: i + 4).map { $0 + 3 }) ?? n
+                continue
+            }
+            let next = bytes[i + 1]
+            guard next.isASCIILetter || next == UInt8(ascii: "/") else {
+                i += 1
+                continue
+            }
+            let tag = scanTag(bytes, from: i, into: &found)
+            i = tag.end
+            if !tag.closing, tag.name == "style" || tag.name == "script" {
+                let close = bytes.findCaseInsensitive("</\(tag.name)", from: i) ?? n
+                if tag.name == "style" {
+                    found += CSSScanner.references(in: bytes, range: i..<close)
+                } else {
+                    found += EmbeddedScanner.references(in: bytes, range: i..<close)
+                }
+                i = close
+            }
+        }
+        return found
+    }
+
+    private struct Tag {
+        var name: String
+        var closing: Bool
+        var end: Int
+    }
+
+    private static func scanTag(_ bytes: [UInt8], from start: Int, into found: inout [Reference]) -> Tag {
+        let n = bytes.count
+        var i = start + 1
+        let closing = bytes[i] == UInt8(ascii: "/")
+        if closing { i += 1 }
+        let nameStart = i
+        while i < n, !bytes[i].isHTMLSpace, bytes[i] != UInt8(ascii: ">"), bytes[i] != UInt8(ascii: "/") { i += 1 }
+        let name = String(decoding: bytes[nameStart..<i], as: UTF8.self).lowercased()
+        while i < n {
+            while i < n, bytes[i].isHTMLSpace || bytes[i] == UInt8(ascii: "/") { i += 1 }
+            guard i < n else { break }
+            if bytes[i] == UInt8(ascii: ">") { return Tag(name: name, closing: closing, end: i + 1) }
+            let attributeStart = i
+            while i < n, !bytes[i].isHTMLSpace, bytes[i] != UInt8(ascii: ">"), bytes[i] != UInt8(ascii: "="),
+                bytes[i] != UInt8(ascii: "/") || i == attributeStart
+            { i += 1 }
+            let attribute = String(decoding: bytes[attributeStart..<i], as: UTF8.self).lowercased()
+            var j = i
+            while j < n, bytes[j].isHTMLSpace { j += 1 }
+            guard j < n, bytes[j] == UInt8(ascii: "=") else { continue }
+            j += 1
+            while j < n, bytes[j].isHTMLSpace { j += 1 }
+            guard j < n else { i = j; break }
+            let value: Range<Int>
+            if bytes[j] == UInt8(ascii: "\"") || bytes[j] == UInt8(ascii: "'") {
+                let quote = bytes[j]
+                var end = j + 1
+                while end < n, bytes[end] != quote { end += 1 }
+                value = (j + 1)..<end
+                i = min(end + 1, n)
+            } else {
+                var end = j
+                while end < n, !bytes[end].isHTMLSpace, bytes[end] != UInt8(ascii: ">") { end += 1 }
+                value = j..<end
+                i = end
+            }
+            if !closing { found += attributeReferences(bytes, attribute: attribute, value: value) }
+        }
+        return Tag(name: name, closing: closing, end: n)
+    }
+
+    static func attributeReferences(_ bytes: [UInt8], attribute: String, value: Range<Int>) -> [Reference] {
+        if urlAttributes.contains(attribute) {
+            let trimmed = bytes.trimmed(value)
+            guard !trimmed.isEmpty else { return [] }
+            return [Reference(range: trimmed, url: CharacterReferences.decode(bytes[trimmed]), context: .attribute(attribute))]
+        }
+        switch attribute {
+        case "srcset", "imagesrcset": return srcsetReferences(bytes, value: value, attribute: attribute)
+        case "style": return CSSScanner.references(in: bytes, range: value)
+        default: return EmbeddedScanner.references(in: bytes, range: value)
+        }
+    }
+
+    /// Every candidate of `srcset="a.png 1x, b.png 2x"`.
+    static func srcsetReferences(_ bytes: [UInt8], value: Range<Int>, attribute: String) -> [Reference] {
+        var found: [Reference] = []
+        var i = value.lowerBound
+        while i < value.upperBound {
+            while i < value.upperBound, bytes[i].isHTMLSpace || bytes[i] == UInt8(ascii: ",") { i += 1 }
+            let start = i
+            while i < value.upperBound, !bytes[i].isHTMLSpace { i += 1 }
+            var end = i
+            // A URL directly followed by "," has no descriptor; the comma is not part of it.
+            while end > start, bytes[end - 1] == UInt8(ascii: ",") { end -= 1 }
+            if end > start {
+                found.append(Reference(range: start..<end, url: CharacterReferences.decode(bytes[start..<end]), context: .attribute(attribute)))
+            }
+            if end < i { continue }
+            while i < value.upperBound, bytes[i] != UInt8(ascii: ",") { i += 1 }
+        }
+        return found
+    }
+}

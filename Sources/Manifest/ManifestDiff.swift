@@ -1,0 +1,30 @@
+/// How a client's copy of a course differs from the server's: what to download, what to delete.
+public struct ManifestDiff: Sendable, Equatable {
+    public var added: [BlockEntry] = []
+    public var changed: [BlockEntry] = []
+    public var removed: [BlockEntry] = []
+    public var unchanged: [BlockEntry] = []
+
+    /// Blocks are matched by usage id; a block is outdated when its `content_hash` or `sha256`
+    /// differs. Blocks that are not available offline are never downloaded.
+    public init(old: CourseManifest?, new: CourseManifest) {
+        let previous = Dictionary((old?.blocks ?? []).map { ($0.usageID, $0) }, uniquingKeysWith: { first, _ in first })
+        let current = Set(new.blocks.map(\.usageID))
+        for block in new.blocks {
+            guard let before = previous[block.usageID], before.isOffline else {
+                if block.isOffline { added.append(block) } else { unchanged.append(block) }
+                continue
+            }
+            if !block.isOffline {
+                removed.append(before)
+            } else if before.contentHash != block.contentHash || before.sha256 != block.sha256 {
+                changed.append(block)
+            } else {
+                unchanged.append(block)
+            }
+        }
+        removed += (old?.blocks ?? []).filter { !current.contains($0.usageID) && $0.isOffline }
+    }
+
+    public var bytesToDownload: UInt64 { (added + changed).reduce(0) { $0 + ($1.size ?? 0) } }
+}

@@ -1,0 +1,75 @@
+import Foundation
+
+public enum ManifestError: Error, Equatable, CustomStringConvertible {
+    case unreadable(path: String, reason: String)
+    case invalid(path: String, reason: String)
+    case newerSchema(path: String, version: Int)
+
+    public var description: String {
+        switch self {
+        case .unreadable(let path, let reason): return "\(path): cannot be read: \(reason)"
+        case .invalid(let path, let reason): return "\(path): not a valid coursepack manifest: \(reason)"
+        case .newerSchema(let path, let version):
+            return "\(path): schema_version \(version) is newer than this coursepack understands (\(CourseManifest.currentSchemaVersion)); refusing to touch it"
+        }
+    }
+}
+
+/// Reading and writing `manifest.json`.
+public enum ManifestFile {
+    /// Sorted keys and fixed formatting: identical manifests are identical bytes.
+    public static func encode(_ manifest: CourseManifest) -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        // Encoding plain strings, numbers and arrays cannot fail.
+        var data = (try? encoder.encode(manifest)) ?? Data()
+        data.append(UInt8(ascii: "\n"))
+        return data
+    }
+
+    public static func decode(_ data: Data, path: String) throws(ManifestError) -> CourseManifest {
+        struct Version: Decodable {
+            let schemaVersion: Int?
+            enum CodingKeys: String, CodingKey { case schemaVersion = "schema_version" }
+        }
+        let version: Version
+        do {
+            version = try JSONDecoder().decode(Version.self, from: data)
+        } catch {
+            throw .invalid(path: path, reason: "not a JSON object with a schema_version")
+        }
+        guard let number = version.schemaVersion else { throw .invalid(path: path, reason: "schema_version is missing") }
+        guard number <= CourseManifest.currentSchemaVersion else { throw .newerSchema(path: path, version: number) }
+        do {
+            return try JSONDecoder().decode(CourseManifest.self, from: data)
+        } catch let DecodingError.keyNotFound(key, context) {
+            throw .invalid(path: path, reason: "missing \(key.stringValue) at \(context.codingPath.map(\.stringValue).joined(separator: "."))")
+        } catch let DecodingError.typeMismatch(_, context) {
+            throw .invalid(path: path, reason: "wrong type at \(context.codingPath.map(\.stringValue).joined(separator: "."))")
+        } catch {
+            throw .invalid(path: path, reason: "\(error)")
+        }
+    }
+
+    /// Nil when there is no file at `path`.
+    public static func read(_ path: String) throws(ManifestError) -> CourseManifest? {
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw .unreadable(path: path, reason: "permission denied or not a file")
+        }
+        return try decode(data, path: path)
+    }
+
+    /// Replaces `path` atomically: readers see the old manifest or the new one, never a mix.
+    public static func write(_ manifest: CourseManifest, to path: String) throws {
+        let url = URL(fileURLWithPath: path)
+        let temporary = url.deletingLastPathComponent()
+            .appendingPathComponent(".manifest.json.tmp-\(ProcessInfo.processInfo.processIdentifier)")
+        try encode(manifest).write(to: temporary)
+        guard rename(temporary.path, path) == 0 else {
+            let code = errno
+            try? FileManager.default.removeItem(at: temporary)
+            throw ManifestError.unreadable(path: path, reason: "cannot replace it: \(String(cString: strerror(code)))")
+        }
+    }
+}

@@ -1,0 +1,153 @@
+import Crypto
+import CourseExport
+import Foundation
+import LinkRewriter
+import Synchronization
+import ZipArchive
+
+/// Per-build memory of the course's static files, shared by all workers: each file is hashed
+/// once, each text file compressed once, and each stylesheet rewritten once, however many
+/// blocks include it.
+final class AssetStore: Sendable {
+    /// Text files up to this size are compressed once and their bytes reused; larger files stream.
+    static let preparedLimit = 4 << 20
+
+    let export: ExportDirectory
+    let course: Course
+    let writer: ZipWriter
+    private let hashes = Mutex<[String: String]>([:])
+    private let prepared = Mutex<[String: PreparedEntry]>([:])
+    private let stylesheets = Mutex<[String: Stylesheet]>([:])
+
+    init(export: ExportDirectory, course: Course, writer: ZipWriter) {
+        self.export = export
+        self.course = course
+        self.writer = writer
+    }
+
+    /// A bundled stylesheet with its references rewritten relative to where it lands.
+    struct Stylesheet: Sendable {
+        let bytes: [UInt8]
+        let dependencies: [String]
+        let unresolved: [String]
+    }
+
+    static func isStylesheet(_ path: String) -> Bool { path.lowercased().hasSuffix(".css") }
+
+    func filePath(_ staticPath: String) throws -> String {
+        try export.regularFile("static/" + staticPath)
+    }
+
+    /// SHA-256 of the file's bytes as they go into bundles (rewritten, for stylesheets).
+    func contentHash(_ staticPath: String) throws -> String {
+        if let known = hashes.withLock({ $0[staticPath] }) { return known }
+        let digest: String
+        if Self.isStylesheet(staticPath) {
+            digest = Digest.hex(SHA256.hash(data: try stylesheet(staticPath).bytes))
+        } else {
+            digest = try Digest.file(try filePath(staticPath))
+        }
+        hashes.withLock { $0[staticPath] = digest }
+        return digest
+    }
+
+    /// How the file goes into an archive: compressed bytes shared across archives for small
+    /// text files, a streamed file for everything else.
+    func source(_ staticPath: String) throws -> ZipEntry.Source {
+        if let known = prepared.withLock({ $0[staticPath] }) { return .prepared(known) }
+        let bytes: [UInt8]
+        if Self.isStylesheet(staticPath) {
+            bytes = try stylesheet(staticPath).bytes
+        } else {
+            let path = try filePath(staticPath)
+            let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? Int.max
+            guard size <= Self.preparedLimit, !CompressionPolicy.isPrecompressed(staticPath) else { return .file(path: path) }
+            bytes = try export.read("static/" + staticPath)
+        }
+        let entry = try writer.prepare(bytes, name: staticPath)
+        prepared.withLock { $0[staticPath] = entry }
+        return .prepared(entry)
+    }
+
+    func stylesheet(_ staticPath: String) throws -> Stylesheet {
+        if let known = stylesheets.withLock({ $0[staticPath] }) { return known }
+        let original = try export.read("static/" + staticPath)
+        let folder = staticPath.split(separator: "/").dropLast().joined(separator: "/")
+        var dependencies: [String] = []
+        var unresolved: [String] = []
+        let rewritten = LinkRewriter.rewrite(original, references: LinkRewriter.references(in: original, as: .css)) { reference in
+            let target = LinkTarget.classify(reference.url)
+            let found: String?
+            switch target {
+            case .asset(let name, _):
+                found = course.staticFiles.resolve(name)
+            case .untouched:
+                // A relative url() inside a bundled stylesheet points next to it, inside static/.
+                let relative = RelativePath.resolve(PercentEncoding.decode(reference.url.split(whereSeparator: { $0 == "?" || $0 == "#" }).first.map(String.init) ?? ""), from: folder)
+                if let relative, course.staticFiles.paths.contains(relative) { dependencies.append(relative) }
+                return .keep
+            default:
+                return .keep
+            }
+            guard let found else {
+                unresolved.append(reference.url)
+                return .keep
+            }
+            dependencies.append(found)
+            let suffix: String
+            if case .asset(_, let s) = target { suffix = s } else { suffix = "" }
+            return .replace(RelativePath.link(to: found, from: folder) + suffix)
+        }
+        let sheet = Stylesheet(bytes: rewritten, dependencies: dependencies, unresolved: unresolved)
+        stylesheets.withLock { $0[staticPath] = sheet }
+        return sheet
+    }
+}
+
+enum Digest {
+    static func hex<D: Sequence>(_ digest: D) -> String where D.Element == UInt8 {
+        digest.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+    }
+
+    /// SHA-256 of a file, read in fixed-size chunks.
+    static func file(_ path: String) throws -> String {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw CourseError.unreadable(path: path, reason: "cannot open it")
+        }
+        defer { try? handle.close() }
+        var hasher = SHA256()
+        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
+            hasher.update(data: chunk)
+        }
+        return hex(hasher.finalize())
+    }
+}
+
+/// Relative links between files inside one bundle.
+enum RelativePath {
+    /// `path` relative to `folder` (both under static/), percent-encoded for use in a link.
+    static func link(to path: String, from folder: String) -> String {
+        let from = folder.split(separator: "/")
+        let to = path.split(separator: "/")
+        var common = 0
+        while common < from.count, common < to.count - 1, from[common] == to[common] { common += 1 }
+        let ups = Array(repeating: "..", count: from.count - common)
+        return PercentEncoding.encodePath((ups + to[common...].map(String.init)).joined(separator: "/"))
+    }
+
+    /// Joins a relative reference onto `folder`; nil when it climbs out of static/ or is absolute.
+    static func resolve(_ reference: String, from folder: String) -> String? {
+        guard !reference.isEmpty, !reference.hasPrefix("/") else { return nil }
+        var parts = folder.split(separator: "/").map(String.init)
+        for part in reference.split(separator: "/") {
+            switch part {
+            case ".": continue
+            case "..":
+                guard !parts.isEmpty else { return nil }
+                parts.removeLast()
+            default: parts.append(String(part))
+            }
+        }
+        return parts.joined(separator: "/")
+    }
+}

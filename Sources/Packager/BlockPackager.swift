@@ -1,0 +1,154 @@
+import BlockRenderer
+import Crypto
+import CourseExport
+import Foundation
+import LinkRewriter
+import Manifest
+import ZipArchive
+
+/// What happened to one block in a build.
+enum BlockOutcome: Sendable {
+    case built(BlockEntry, warnings: [Diagnostic])
+    case reused(BlockEntry, warnings: [Diagnostic])
+    case onlineOnly(BlockEntry)
+    case failed(Diagnostic)
+}
+
+/// Packages one block: render, rewrite its links, gather its files, and write its archive
+/// unless the previous publish already holds the same content.
+struct BlockPackager: Sendable {
+    let course: Course
+    let export: ExportDirectory
+    let renderer: BlockRenderer
+    let assets: AssetStore
+    let options: BuildOptions
+    let previous: [String: BlockEntry]
+    /// url_name or usage id → archive folder of the block a jump link lands on.
+    let jumpTargets: [String: String]
+
+    func package(_ block: Block) -> BlockOutcome {
+        do {
+            return try packageOrThrow(block)
+        } catch {
+            return .failed(Diagnostic(block: block.usageID, file: (error as? CourseError)?.path ?? block.file, message: "\(error)"))
+        }
+    }
+
+    private func packageOrThrow(_ block: Block) throws -> BlockOutcome {
+        let rendered: RenderedBlock
+        switch try renderer.render(block, in: course, export: export) {
+        case .onlineOnly(let reason):
+            return .onlineOnly(BlockEntry(
+                usageID: block.usageID, type: block.type, displayName: block.displayName,
+                parents: block.parents, offline: false, reason: reason))
+        case .rendered(let page):
+            rendered = page
+        }
+
+        let archive = ArchiveNaming.archivePath(type: block.type, urlName: block.urlName)
+        var warnings: [Diagnostic] = []
+        var bundled = Set<String>()
+        let page = LinkRewriter.rewrite(rendered.page, references: LinkRewriter.references(in: rendered.page, as: .html)) { reference in
+            let (resolution, file, problem) = resolve(reference)
+            if let file { bundled.insert(file) }
+            if let problem {
+                warnings.append(Diagnostic(block: block.usageID, file: block.file, message: problem, reference: reference.url))
+            }
+            return resolution
+        }
+
+        // Stylesheets pull in what they reference, and so on.
+        var pending = Array(bundled)
+        while let path = pending.popLast() {
+            guard AssetStore.isStylesheet(path) else { continue }
+            let sheet = try assets.stylesheet(path)
+            for reference in sheet.unresolved {
+                warnings.append(Diagnostic(block: block.usageID, file: "static/" + path, message: "unresolved reference in stylesheet", reference: reference))
+            }
+            for dependency in sheet.dependencies where bundled.insert(dependency).inserted {
+                pending.append(dependency)
+            }
+        }
+
+        var entries: [(name: String, hash: String, source: ZipEntry.Source)] = [
+            ("index.html", Digest.hex(SHA256.hash(data: page)), .bytes(page))
+        ]
+        for (name, bytes) in rendered.files {
+            entries.append((name, Digest.hex(SHA256.hash(data: bytes)), .bytes(bytes)))
+        }
+        for path in bundled.sorted() {
+            entries.append(("static/" + path, try assets.contentHash(path), try assets.source(path)))
+        }
+        entries.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+
+        var hasher = SHA256()
+        hasher.update(data: Array("coursepack-content-v1\n\(renderer.fingerprint)\n".utf8))
+        for entry in entries { hasher.update(data: Array("\(entry.name)\n\(entry.hash)\n".utf8)) }
+        let contentHash = Digest.hex(hasher.finalize())
+        let requiresNetwork = rendered.requiresNetwork.isEmpty ? nil : rendered.requiresNetwork
+
+        let destination = options.outputFolder + "/" + archive
+        if let before = previous[block.usageID], before.contentHash == contentHash, before.archive == archive,
+            let size = before.size, let sha = before.sha256, let lastModified = before.lastModified,
+            Self.fileSize(destination) == size
+        {
+            return .reused(BlockEntry(
+                usageID: block.usageID, type: block.type, displayName: block.displayName, parents: block.parents,
+                archive: archive, size: size, sha256: sha, contentHash: contentHash, lastModified: lastModified,
+                requiresNetwork: requiresNetwork), warnings: warnings)
+        }
+
+        try FileManager.default.createDirectory(
+            atPath: (destination as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        let size = try assets.writer.write(entries.map { ZipEntry(name: $0.name, source: $0.source) }, to: destination)
+        return .built(BlockEntry(
+            usageID: block.usageID, type: block.type, displayName: block.displayName, parents: block.parents,
+            archive: archive, size: size, sha256: try Digest.file(destination), contentHash: contentHash,
+            lastModified: options.publishedAt, requiresNetwork: requiresNetwork), warnings: warnings)
+    }
+
+    /// What a reference in a page becomes: a bundled file, a link to another block's bundle, an
+    /// absolute LMS link, or (when it cannot be resolved) itself, with the reason.
+    private func resolve(_ reference: Reference) -> (LinkRewriter.Resolution, file: String?, problem: String?) {
+        switch LinkTarget.classify(reference.url) {
+        case .untouched:
+            return (.keep, nil, nil)
+        case .asset(let name, let suffix):
+            guard let path = course.staticFiles.resolve(name) else {
+                return (.keep, nil, "unresolved reference: no file \"\(name)\" in the course's static files")
+            }
+            return (.replace("static/" + PercentEncoding.encodePath(path) + Self.escaped(suffix, in: reference)), path, nil)
+        case .block(let id, let suffix):
+            guard let folder = jumpTargets[id] else {
+                return (.keep, nil, "unresolved reference: no block \"\(id)\" in the course")
+            }
+            return (.replace("../../" + PercentEncoding.encodePath(folder) + "/index.html" + Self.escaped(suffix, in: reference)), nil, nil)
+        case .lmsPath(let path):
+            guard let base = options.lmsURL else {
+                return (.keep, nil, "course link kept as written; pass --lms-url to make it absolute")
+            }
+            return (.replace(Self.escaped(base.trimmingTrailingSlashes() + path, in: reference)), nil, nil)
+        }
+    }
+
+    /// Query and fragment come back decoded from the scanner; inside HTML attributes `&` must
+    /// be written as `&amp;` again.
+    private static func escaped(_ text: String, in reference: Reference) -> String {
+        guard case .attribute = reference.context else { return text }
+        return text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "\"", with: "&quot;")
+    }
+
+    static func fileSize(_ path: String) -> UInt64? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return UInt64(info.st_size)
+    }
+}
+
+extension String {
+    func trimmingTrailingSlashes() -> String {
+        var s = self
+        while s.hasSuffix("/") { s.removeLast() }
+        return s
+    }
+}

@@ -1,0 +1,22 @@
+import CourseExport
+import Manifest
+
+/// Why a build could not run at all. Nothing in the output folder has changed when these are thrown.
+public enum BuildError: Error, CustomStringConvertible {
+    case course(CourseError)
+    case previousManifest(ManifestError)
+    case output(path: String, reason: String)
+    case busy(path: String, waited: Double)
+    case invalidOption(String)
+
+    public var description: String {
+        switch self {
+        case .course(let error): return "\(error)"
+        case .previousManifest(let error): return "\(error)"
+        case .output(let path, let reason): return "\(path): \(reason)"
+        case .busy(let path, let waited):
+            return "\(path): another coursepack build holds the lock (waited \(waited) s; see --lock-timeout)"
+        case .invalidOption(let message): return message
+        }
+    }
+}

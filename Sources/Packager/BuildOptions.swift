@@ -1,0 +1,35 @@
+import BlockRenderer
+
+/// Everything a build needs besides the course, built once by the caller and passed down.
+public struct BuildOptions: Sendable {
+    public var outputFolder: String
+    /// ISO 8601, UTC, second precision: `2026-11-22T10:00:00Z`.
+    public var publishedAt: String
+    public var jobs: Int
+    public var compressionLevel: Int32
+    public var templates: PageTemplates
+    /// Base of absolute LMS links for course paths that cannot be bundled (`https://lms.example.com`).
+    public var lmsURL: String?
+    public var generator: String
+    /// How long to wait for another build holding the output folder's lock.
+    public var lockTimeout: Double
+
+    public init(
+        outputFolder: String, publishedAt: String, jobs: Int, compressionLevel: Int32 = 6,
+        templates: PageTemplates = .defaults(), lmsURL: String? = nil,
+        generator: String = "coursepack \(Version.current)", lockTimeout: Double = 0
+    ) {
+        self.outputFolder = outputFolder
+        self.publishedAt = publishedAt
+        self.jobs = max(1, jobs)
+        self.compressionLevel = compressionLevel
+        self.templates = templates
+        self.lmsURL = lmsURL
+        self.generator = generator
+        self.lockTimeout = lockTimeout
+    }
+}
+
+public enum Version {
+    public static let current = "0.1.0"
+}

@@ -1,0 +1,68 @@
+/// What a build did, for people (summary lines) and machines (`--report FILE`).
+public struct BuildReport: Codable, Sendable {
+    public struct Counts: Codable, Sendable, Equatable {
+        public var blocks = 0
+        public var built = 0
+        public var reused = 0
+        public var removed = 0
+        public var failed = 0
+        public var offlineFalse = 0
+
+        enum CodingKeys: String, CodingKey {
+            case blocks, built, reused, removed, failed
+            case offlineFalse = "offline_false"
+        }
+    }
+
+    public struct Durations: Codable, Sendable {
+        public var loadSeconds = 0.0
+        public var packageSeconds = 0.0
+        public var totalSeconds = 0.0
+
+        enum CodingKeys: String, CodingKey {
+            case loadSeconds = "load_seconds"
+            case packageSeconds = "package_seconds"
+            case totalSeconds = "total_seconds"
+        }
+    }
+
+    public var courseID: String
+    public var publishedAt: String
+    public var outputFolder: String
+    public var counts = Counts()
+    /// Blocks that failed; their previous archive and manifest entry were kept.
+    public var errors: [Diagnostic] = []
+    /// Recoverable problems: links that could not be resolved, content that needs the network.
+    public var warnings: [Diagnostic] = []
+    public var durations = Durations()
+
+    public var unresolvedLinks: [Diagnostic] { warnings.filter { $0.reference != nil } }
+
+    enum CodingKeys: String, CodingKey {
+        case courseID = "course_id"
+        case publishedAt = "published_at"
+        case outputFolder = "out"
+        case counts, errors, warnings, durations
+    }
+}
+
+public struct Diagnostic: Codable, Sendable, Equatable, CustomStringConvertible {
+    /// Usage id of the block concerned, when known.
+    public var block: String?
+    /// Export-relative file the problem is in.
+    public var file: String?
+    public var message: String
+    /// The reference text as written, for unresolved links.
+    public var reference: String?
+
+    public init(block: String?, file: String?, message: String, reference: String? = nil) {
+        self.block = block
+        self.file = file
+        self.message = message
+        self.reference = reference
+    }
+
+    public var description: String {
+        [file, block.map { "(\($0))" }, message].compactMap { $0 }.joined(separator: " ")
+    }
+}

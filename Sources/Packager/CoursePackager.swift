@@ -1,0 +1,180 @@
+import BlockRenderer
+import CourseExport
+import Dispatch
+import Foundation
+import Manifest
+import Synchronization
+import ZipArchive
+
+/// The publish pipeline: load the course → render and archive each block (in parallel) →
+/// write the manifest last → remove what the course no longer has.
+public struct CoursePackager: Sendable {
+    public let options: BuildOptions
+
+    public init(options: BuildOptions) {
+        self.options = options
+    }
+
+    /// Builds `coursePath` into the output folder. Throws only when nothing could be done (and
+    /// nothing was changed); per-block failures are in the report.
+    public func build(coursePath: String, progress: @Sendable (Int, Int) -> Void = { _, _ in }) throws(BuildError) -> BuildReport {
+        let started = Date()
+        let course: Course
+        let export: OpenedExport
+        do {
+            (course, export) = try CourseLoader.open(coursePath)
+        } catch {
+            throw .course(error)
+        }
+        defer { export.close() }
+        let loaded = Date()
+
+        let out = options.outputFolder
+        do {
+            try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        } catch {
+            throw .output(path: out, reason: "cannot create the output folder")
+        }
+        guard access(out, W_OK) == 0 else { throw .output(path: out, reason: "the output folder is not writable") }
+        let lock = try OutputLock(folder: out, timeout: options.lockTimeout)
+        defer { withExtendedLifetime(lock) {} }
+        removeTemporaryLeftovers(in: out)
+
+        let manifestPath = out + "/manifest.json"
+        let previous: CourseManifest?
+        do {
+            previous = try ManifestFile.read(manifestPath)
+        } catch {
+            throw .previousManifest(error)
+        }
+        if let previous, previous.courseID != course.id {
+            throw .output(path: manifestPath, reason: "belongs to \(previous.courseID), not \(course.id); use another --out")
+        }
+
+        var report = BuildReport(courseID: course.id, publishedAt: options.publishedAt, outputFolder: out)
+        let leaves = course.blocks.filter { !$0.isContainer }
+        let previousEntries = Dictionary((previous?.blocks ?? []).map { ($0.usageID, $0) }, uniquingKeysWith: { a, _ in a })
+        let packager = BlockPackager(
+            course: course, export: export.directory,
+            renderer: BlockRenderer(templates: options.templates, generator: options.generator),
+            assets: AssetStore(export: export.directory, course: course, writer: ZipWriter(level: options.compressionLevel)),
+            options: options, previous: previousEntries, jumpTargets: Self.jumpTargets(course))
+
+        let outcomes = Self.parallelMap(leaves, jobs: options.jobs, progress: progress) { packager.package($0) }
+
+        var entries: [BlockEntry] = []
+        for (block, outcome) in zip(leaves, outcomes) {
+            switch outcome {
+            case .built(let entry, let warnings):
+                report.counts.built += 1
+                report.warnings += warnings
+                entries.append(entry)
+            case .reused(let entry, let warnings):
+                report.counts.reused += 1
+                report.warnings += warnings
+                entries.append(entry)
+            case .onlineOnly(let entry):
+                report.counts.offlineFalse += 1
+                entries.append(entry)
+            case .failed(let diagnostic):
+                report.counts.failed += 1
+                report.errors.append(diagnostic)
+                // The block's last good publish stays available.
+                if let before = previousEntries[block.usageID] { entries.append(before) }
+            }
+        }
+        for issue in course.issues {
+            report.counts.failed += 1
+            report.errors.append(Diagnostic(block: issue.usageID, file: issue.file, message: issue.message))
+        }
+        // When part of the tree could not be read, a block missing from this build may still
+        // exist: keep everything the previous publish had rather than delete it.
+        let present = Set(entries.map(\.usageID))
+        if !course.issues.isEmpty {
+            entries += (previous?.blocks ?? []).filter { !present.contains($0.usageID) }
+        }
+        report.counts.blocks = entries.count
+
+        var manifest = CourseManifest(courseID: course.id, publishedAt: options.publishedAt, generator: options.generator, blocks: entries)
+        if let previous, previous.blocks == manifest.blocks {
+            // Nothing changed: keep the previous publish time, so the file stays byte-identical.
+            manifest.publishedAt = previous.publishedAt
+        }
+        if manifest != previous {
+            do {
+                try ManifestFile.write(manifest, to: manifestPath)
+            } catch {
+                throw .output(path: manifestPath, reason: "\(error)")
+            }
+        }
+
+        let kept = Set(entries.compactMap(\.archive))
+        for stale in Set((previous?.blocks ?? []).compactMap(\.archive)).subtracting(kept).sorted() {
+            guard ArchivePaths.isSafe(stale) else { continue }
+            if (try? FileManager.default.removeItem(atPath: out + "/" + stale)) != nil { report.counts.removed += 1 }
+        }
+
+        let finished = Date()
+        report.durations.loadSeconds = loaded.timeIntervalSince(started)
+        report.durations.packageSeconds = finished.timeIntervalSince(loaded)
+        report.durations.totalSeconds = finished.timeIntervalSince(started)
+        return report
+    }
+
+    /// Every url_name and usage id a jump link may name, mapped to the archive folder it opens:
+    /// the block itself, or for a container its first leaf.
+    static func jumpTargets(_ course: Course) -> [String: String] {
+        var targets: [String: String] = [:]
+        var firstLeaf: [String: String] = [:]
+        for block in course.blocks where !block.isContainer {
+            let folder = ArchiveNaming.folder(ofArchive: ArchiveNaming.archivePath(type: block.type, urlName: block.urlName))
+            firstLeaf[block.usageID] = folder
+            for parent in block.parents where firstLeaf[parent] == nil { firstLeaf[parent] = folder }
+        }
+        for block in course.blocks {
+            guard let folder = firstLeaf[block.usageID] else { continue }
+            targets[block.usageID] = folder
+            if targets[block.urlName] == nil { targets[block.urlName] = folder }
+        }
+        return targets
+    }
+
+    /// Applies `transform` with `jobs` worker threads; results come back in input order.
+    static func parallelMap<T: Sendable, R: Sendable>(
+        _ items: [T], jobs: Int, progress: @Sendable (Int, Int) -> Void, _ transform: @Sendable (T) -> R
+    ) -> [R] {
+        let next = Mutex(0)
+        let results = Mutex([R?](repeating: nil, count: items.count))
+        let done = Mutex(0)
+        DispatchQueue.concurrentPerform(iterations: max(1, min(jobs, items.count))) { _ in
+            while true {
+                let index = next.withLock { value -> Int in
+                    defer { value += 1 }
+                    return value
+                }
+                guard index < items.count else { return }
+                let result = transform(items[index])
+                results.withLock { $0[index] = result }
+                progress(done.withLock { $0 += 1; return $0 }, items.count)
+            }
+        }
+        return results.withLock { $0.map { $0! } }
+    }
+
+    /// Archives a killed build left half-written (`.<name>.tmp-<pid>-<n>`).
+    private func removeTemporaryLeftovers(in folder: String) {
+        let manager = FileManager.default
+        guard let enumerator = manager.enumerator(atPath: folder) else { return }
+        for case let path as String in enumerator {
+            let name = (path as NSString).lastPathComponent
+            if name.hasPrefix("."), name.contains(".tmp-") { try? manager.removeItem(atPath: folder + "/" + path) }
+        }
+    }
+}
+
+enum ArchivePaths {
+    /// A manifest's archive path that stays inside the output folder.
+    static func isSafe(_ path: String) -> Bool {
+        (try? EntryName.validate(path)) != nil
+    }
+}

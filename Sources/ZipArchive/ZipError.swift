@@ -1,0 +1,38 @@
+/// Everything that can go wrong writing or reading an archive, with the file and the reason.
+public enum ZipError: Error, Equatable, CustomStringConvertible {
+    case invalidEntryName(String, reason: String)
+    case duplicateEntry(String)
+    case io(path: String, operation: String, errno: Int32)
+    case zlib(operation: String, code: Int32)
+    case malformed(path: String, reason: String)
+    case crcMismatch(path: String, entry: String)
+    case limitExceeded(path: String, reason: String)
+    case unsafeEntry(path: String, entry: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .invalidEntryName(let name, let reason):
+            return "invalid archive entry name \"\(name)\": \(reason)"
+        case .duplicateEntry(let name):
+            return "duplicate archive entry \"\(name)\""
+        case .io(let path, let operation, let code):
+            return "\(path): \(operation) failed: \(String(cString: strerror(code)))"
+        case .zlib(let operation, let code):
+            return "zlib \(operation) failed with code \(code)"
+        case .malformed(let path, let reason):
+            return "\(path): not a valid ZIP archive: \(reason)"
+        case .crcMismatch(let path, let entry):
+            return "\(path): entry \"\(entry)\" fails its CRC-32 check"
+        case .limitExceeded(let path, let reason):
+            return "\(path): refused: \(reason)"
+        case .unsafeEntry(let path, let entry, let reason):
+            return "\(path): unsafe entry \"\(entry)\": \(reason)"
+        }
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif

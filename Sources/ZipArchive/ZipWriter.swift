@@ -1,0 +1,318 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import ZlibStream
+
+/// One file to put in an archive.
+public struct ZipEntry: Sendable {
+    public enum Source: Sendable {
+        case bytes([UInt8])
+        /// Streamed from disk in fixed-size chunks, whatever its size.
+        case file(path: String)
+        /// Compressed and checksummed once, reused in every archive that holds it.
+        case prepared(PreparedEntry)
+    }
+
+    public let name: String
+    public let source: Source
+
+    public init(name: String, source: Source) {
+        self.name = name
+        self.source = source
+    }
+}
+
+/// An entry's bytes as they go into the archive, with its CRC and sizes already known.
+public struct PreparedEntry: Sendable {
+    public let method: CompressionMethod
+    public let crc32: UInt32
+    public let uncompressedSize: UInt64
+    public let payload: [UInt8]
+    public var compressedSize: UInt64 { UInt64(payload.count) }
+}
+
+public enum CompressionMethod: UInt16, Sendable {
+    case stored = 0
+    case deflated = 8
+}
+
+/// Writes deterministic ZIP archives: entries sorted by name, a fixed timestamp and fixed
+/// attributes, UTF-8 names, no extra fields but ZIP64 where sizes demand it. The same entries
+/// always give the same bytes.
+public struct ZipWriter: Sendable {
+    public let level: Int32
+
+    public init(level: Int32 = 6) {
+        self.level = level
+    }
+
+    /// Compresses `bytes` now (or stores them when deflate would not make them smaller).
+    public func prepare(_ bytes: [UInt8], name: String) throws -> PreparedEntry {
+        let crc = CRC32.checksum(bytes)
+        if bytes.isEmpty || CompressionPolicy.isPrecompressed(name) {
+            return PreparedEntry(method: .stored, crc32: crc, uncompressedSize: UInt64(bytes.count), payload: bytes)
+        }
+        var compressed: [UInt8] = []
+        compressed.reserveCapacity(bytes.count / 2)
+        let stream = try ZStream(.deflate(level: level))
+        try bytes.withUnsafeBytes { raw in
+            try stream.deflate(raw, finish: true) { compressed.append(contentsOf: $0) }
+        }
+        if compressed.count >= bytes.count {
+            return PreparedEntry(method: .stored, crc32: crc, uncompressedSize: UInt64(bytes.count), payload: bytes)
+        }
+        return PreparedEntry(method: .deflated, crc32: crc, uncompressedSize: UInt64(bytes.count), payload: compressed)
+    }
+
+    /// Writes the archive to a temporary file beside `destination` and renames it into place
+    /// only when complete, so `destination` is never seen half-written. Returns its size.
+    @discardableResult
+    public func write(_ entries: [ZipEntry], to destination: String) throws -> UInt64 {
+        var seen = Set<String>()
+        for entry in entries {
+            try EntryName.validate(entry.name)
+            guard seen.insert(entry.name).inserted else { throw ZipError.duplicateEntry(entry.name) }
+        }
+        let sorted = entries.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+
+        let temporary = Self.temporaryPath(beside: destination)
+        let out = try OutputFile(creating: temporary)
+        do {
+            var records: [CentralRecord] = []
+            records.reserveCapacity(sorted.count)
+            for entry in sorted {
+                records.append(try writeEntry(entry, to: out))
+            }
+            try writeCentralDirectory(records, to: out)
+            let size = out.offset
+            try out.close()
+            guard rename(temporary, destination) == 0 else {
+                throw ZipError.io(path: destination, operation: "rename", errno: errno)
+            }
+            return size
+        } catch {
+            try? out.close()
+            unlink(temporary)
+            throw error
+        }
+    }
+
+    static func temporaryPath(beside destination: String) -> String {
+        let slash = destination.lastIndex(of: "/")
+        let directory = slash.map { String(destination[...$0]) } ?? ""
+        let base = slash.map { String(destination[destination.index(after: $0)...]) } ?? destination
+        return "\(directory).\(base).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+    }
+
+    private func writeEntry(_ entry: ZipEntry, to out: OutputFile) throws -> CentralRecord {
+        let name = Array(entry.name.utf8)
+        switch entry.source {
+        case .bytes(let bytes):
+            return try writePrepared(try prepare(bytes, name: entry.name), name: name, to: out)
+        case .prepared(let prepared):
+            return try writePrepared(prepared, name: name, to: out)
+        case .file(let path):
+            return try writeFile(path, name: name, entryName: entry.name, to: out)
+        }
+    }
+
+    private func writePrepared(_ prepared: PreparedEntry, name: [UInt8], to out: OutputFile) throws -> CentralRecord {
+        let record = CentralRecord(
+            name: name, method: prepared.method, crc32: prepared.crc32,
+            compressedSize: prepared.compressedSize, uncompressedSize: prepared.uncompressedSize,
+            offset: out.offset, localZip64: prepared.uncompressedSize >= Limits.u32)
+        try out.write(record.localHeader())
+        try out.write(prepared.payload)
+        return record
+    }
+
+    private func writeFile(_ path: String, name: [UInt8], entryName: String, to out: OutputFile) throws -> CentralRecord {
+        let input = try InputFile(path: path)
+        let expectedSize = try input.size
+        let store = expectedSize == 0 || CompressionPolicy.isPrecompressed(entryName)
+        var record = CentralRecord(
+            name: name, method: store ? .stored : .deflated, crc32: 0, compressedSize: 0,
+            uncompressedSize: 0, offset: out.offset, localZip64: expectedSize >= Limits.u32)
+        try out.write(record.localHeader())
+        let dataStart = out.offset
+
+        var crc = CRC32()
+        var readBytes: UInt64 = 0
+        var buffer = [UInt8](repeating: 0, count: ioChunkSize)
+        if !store {
+            let stream = try ZStream(.deflate(level: level))
+            try buffer.withUnsafeMutableBytes { chunk in
+                while true {
+                    let n = try input.read(into: chunk)
+                    let data = UnsafeRawBufferPointer(rebasing: chunk[0..<n])
+                    crc.update(data)
+                    readBytes += UInt64(n)
+                    try stream.deflate(data, finish: n == 0) { try out.write($0) }
+                    if n == 0 { break }
+                }
+            }
+            if out.offset - dataStart >= readBytes {
+                // Deflate made it bigger: start the entry's data again, stored.
+                try out.truncate(to: dataStart)
+                try input.rewind()
+                record.method = .stored
+                crc = CRC32()
+                readBytes = 0
+            }
+        }
+        if record.method == .stored {
+            try buffer.withUnsafeMutableBytes { chunk in
+                while true {
+                    let n = try input.read(into: chunk)
+                    if n == 0 { break }
+                    let data = UnsafeRawBufferPointer(rebasing: chunk[0..<n])
+                    crc.update(data)
+                    readBytes += UInt64(n)
+                    try out.write(data)
+                }
+            }
+        }
+        if readBytes >= Limits.u32 && !record.localZip64 {
+            throw ZipError.malformed(path: path, reason: "file grew past 4 GiB while it was being archived")
+        }
+        record.crc32 = crc.value
+        record.uncompressedSize = readBytes
+        record.compressedSize = out.offset - dataStart
+        try out.patch(at: record.offset, record.localHeader())
+        return record
+    }
+
+    private func writeCentralDirectory(_ records: [CentralRecord], to out: OutputFile) throws {
+        let start = out.offset
+        for record in records {
+            try out.write(record.centralHeader())
+        }
+        let size = out.offset - start
+        let count = UInt64(records.count)
+        var tail = ByteWriter()
+        if count >= UInt64(Limits.u16) || size >= Limits.u32 || start >= Limits.u32 {
+            let zip64Start = out.offset
+            tail.u32(Signature.zip64EndOfCentralDirectory)
+            tail.u64(44)
+            tail.u16(Version.madeBy)
+            tail.u16(Version.zip64)
+            tail.u32(0)
+            tail.u32(0)
+            tail.u64(count)
+            tail.u64(count)
+            tail.u64(size)
+            tail.u64(start)
+            tail.u32(Signature.zip64Locator)
+            tail.u32(0)
+            tail.u64(zip64Start)
+            tail.u32(1)
+        }
+        tail.u32(Signature.endOfCentralDirectory)
+        tail.u16(0)
+        tail.u16(0)
+        tail.u16(UInt16(min(count, UInt64(Limits.u16))))
+        tail.u16(UInt16(min(count, UInt64(Limits.u16))))
+        tail.u32(UInt32(min(size, Limits.u32)))
+        tail.u32(UInt32(min(start, Limits.u32)))
+        tail.u16(0)
+        try out.write(tail.bytes)
+    }
+}
+
+enum Limits {
+    static let u16: UInt16 = 0xFFFF
+    static let u32: UInt64 = 0xFFFF_FFFF
+}
+
+enum Signature {
+    static let localFile: UInt32 = 0x0403_4b50
+    static let centralFile: UInt32 = 0x0201_4b50
+    static let endOfCentralDirectory: UInt32 = 0x0605_4b50
+    static let zip64EndOfCentralDirectory: UInt32 = 0x0606_4b50
+    static let zip64Locator: UInt32 = 0x0706_4b50
+}
+
+enum Version {
+    /// Unix, spec 4.5: external attributes then carry Unix permissions.
+    static let madeBy: UInt16 = (3 << 8) | 45
+    static let deflate: UInt16 = 20
+    static let zip64: UInt16 = 45
+}
+
+/// Fixed metadata: every archive says 1980-01-01 00:00 and rw-r--r--, so bytes depend on content only.
+enum FixedMetadata {
+    static let dosTime: UInt16 = 0
+    static let dosDate: UInt16 = (0 << 9) | (1 << 5) | 1
+    static let utf8Flag: UInt16 = 1 << 11
+    static let externalAttributes: UInt32 = UInt32(0o100644) << 16
+}
+
+/// What the central directory needs to know about one written entry.
+struct CentralRecord {
+    let name: [UInt8]
+    var method: CompressionMethod
+    var crc32: UInt32
+    var compressedSize: UInt64
+    var uncompressedSize: UInt64
+    let offset: UInt64
+    /// Decided before the data is written, from the input size, so the patched header keeps its length.
+    var localZip64: Bool
+
+    func localHeader() -> [UInt8] {
+        var w = ByteWriter()
+        w.u32(Signature.localFile)
+        w.u16(localZip64 ? Version.zip64 : Version.deflate)
+        w.u16(FixedMetadata.utf8Flag)
+        w.u16(method.rawValue)
+        w.u16(FixedMetadata.dosTime)
+        w.u16(FixedMetadata.dosDate)
+        w.u32(crc32)
+        w.u32(localZip64 ? UInt32(Limits.u32) : UInt32(compressedSize))
+        w.u32(localZip64 ? UInt32(Limits.u32) : UInt32(uncompressedSize))
+        w.u16(UInt16(name.count))
+        w.u16(localZip64 ? 20 : 0)
+        w.append(name)
+        if localZip64 {
+            w.u16(0x0001)
+            w.u16(16)
+            w.u64(uncompressedSize)
+            w.u64(compressedSize)
+        }
+        return w.bytes
+    }
+
+    func centralHeader() -> [UInt8] {
+        var extra = ByteWriter()
+        if uncompressedSize >= Limits.u32 { extra.u64(uncompressedSize) }
+        if compressedSize >= Limits.u32 { extra.u64(compressedSize) }
+        if offset >= Limits.u32 { extra.u64(offset) }
+        let zip64 = !extra.bytes.isEmpty
+        var w = ByteWriter()
+        w.u32(Signature.centralFile)
+        w.u16(Version.madeBy)
+        w.u16(zip64 || localZip64 ? Version.zip64 : Version.deflate)
+        w.u16(FixedMetadata.utf8Flag)
+        w.u16(method.rawValue)
+        w.u16(FixedMetadata.dosTime)
+        w.u16(FixedMetadata.dosDate)
+        w.u32(crc32)
+        w.u32(UInt32(min(compressedSize, Limits.u32)))
+        w.u32(UInt32(min(uncompressedSize, Limits.u32)))
+        w.u16(UInt16(name.count))
+        w.u16(zip64 ? UInt16(4 + extra.bytes.count) : 0)
+        w.u16(0)
+        w.u16(0)
+        w.u16(0)
+        w.u32(FixedMetadata.externalAttributes)
+        w.u32(UInt32(min(offset, Limits.u32)))
+        w.append(name)
+        if zip64 {
+            w.u16(0x0001)
+            w.u16(UInt16(extra.bytes.count))
+            w.append(extra.bytes)
+        }
+        return w.bytes
+    }
+}

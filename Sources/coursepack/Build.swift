@@ -1,0 +1,136 @@
+import ArgumentParser
+import BlockRenderer
+import Foundation
+import Packager
+
+struct Build: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Package every published block of a course into DIR, with DIR/manifest.json.")
+
+    @Argument(help: "Course export: the folder holding course.xml, its parent, or a .tar.gz from Studio.")
+    var course: String
+
+    @Option(name: .long, help: "Output folder; its manifest.json is the previous publish.")
+    var out: String
+
+    @Option(name: .customLong("published-at"), help: "Publish time, ISO 8601 UTC (default: now).")
+    var publishedAt: String?
+
+    @Option(name: .long, help: "Parallel workers (default: all cores).")
+    var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
+
+    @Option(name: .long, help: "Write a JSON report of the build to FILE.")
+    var report: String?
+
+    @Option(name: .long, help: "Folder of templates overriding the defaults (page.mustache, coursepack.css).")
+    var templates: String?
+
+    @Option(name: .customLong("lms-url"), help: "LMS base URL for course links that cannot work offline.")
+    var lmsURL: String?
+
+    @Option(name: .customLong("lock-timeout"), help: "Seconds to wait for another build of the same DIR.")
+    var lockTimeout: Double = 30
+
+    @Option(name: .long, help: "Deflate level, 1-9.")
+    var level: Int32 = 6
+
+    @Flag(name: .long, help: "Exit 1 when there are warnings (unresolved links).")
+    var strict = false
+
+    @Flag(name: .shortAndLong, help: "Print only errors.")
+    var quiet = false
+
+    func validate() throws {
+        guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
+        guard (1...9).contains(level) else { throw ValidationError("--level must be between 1 and 9") }
+        if let publishedAt, Timestamp.parse(publishedAt) == nil {
+            throw ValidationError("--published-at \(publishedAt) is not an ISO 8601 time such as 2026-11-22T10:00:00Z")
+        }
+    }
+
+    func run() throws {
+        let templateSet: PageTemplates
+        do {
+            templateSet = try templates.map { try PageTemplates.overriding(with: $0) } ?? .defaults()
+        } catch {
+            printError("error: \(error)")
+            throw ExitCode(ExitStatus.badInput)
+        }
+        let options = BuildOptions(
+            outputFolder: out, publishedAt: publishedAt.flatMap(Timestamp.parse).map(Timestamp.format) ?? Timestamp.now(),
+            jobs: jobs, compressionLevel: level, templates: templateSet, lmsURL: lmsURL, lockTimeout: lockTimeout)
+        let progress = ProgressLine(enabled: !quiet && isatty(STDERR_FILENO) == 1)
+        let result: BuildReport
+        do {
+            result = try CoursePackager(options: options).build(coursePath: course) { done, total in progress.update(done, of: total) }
+        } catch {
+            progress.finish()
+            printError("error: \(error)")
+            throw ExitCode(ExitStatus.badInput)
+        }
+        progress.finish()
+
+        for error in result.errors { printError("error: \(error)") }
+        if !quiet {
+            let shown = 20
+            for warning in result.warnings.prefix(shown) {
+                printError("warning: \(warning)\(warning.reference.map { ": \($0)" } ?? "")")
+            }
+            if result.warnings.count > shown {
+                printError("warning: … and \(result.warnings.count - shown) more\(report == nil ? " (see --report FILE)" : " in \(report!)")")
+            }
+            let c = result.counts
+            print("coursepack: \(result.courseID): \(c.built) built, \(c.reused) reused, \(c.removed) removed, \(c.failed) failed, \(c.offlineFalse) online only, \(result.warnings.count) warnings in \(String(format: "%.2f", result.durations.totalSeconds)) s")
+            print("coursepack: bundles in \(out)/, manifest at \(out)/manifest.json")
+        }
+        if let report {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            do {
+                try encoder.encode(result).write(to: URL(fileURLWithPath: report))
+            } catch {
+                printError("error: \(report): cannot write the report: \(error.localizedDescription)")
+                throw ExitCode(ExitStatus.blocksFailed)
+            }
+        }
+        if result.counts.failed > 0 || (strict && !result.warnings.isEmpty) {
+            throw ExitCode(ExitStatus.blocksFailed)
+        }
+    }
+}
+
+/// A one-line progress bar on a terminal; nothing otherwise (CI logs get the summary).
+struct ProgressLine: Sendable {
+    let enabled: Bool
+
+    func update(_ done: Int, of total: Int) {
+        guard enabled, total > 0 else { return }
+        let width = 30
+        let filled = done * width / total
+        let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
+        FileHandle.standardError.write(Data("\r[\(bar)] \(done)/\(total) blocks".utf8))
+    }
+
+    func finish() {
+        guard enabled else { return }
+        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+    }
+}
+
+enum Timestamp {
+    static func parse(_ text: String) -> Date? {
+        let formatter = ISO8601DateFormatter()
+        if let date = formatter.date(from: text) { return date }
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.date(from: text)
+    }
+
+    /// UTC, second precision: the form the manifest uses.
+    static func format(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        return formatter.string(from: Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down)))
+    }
+
+    static func now() -> String { format(Date()) }
+}

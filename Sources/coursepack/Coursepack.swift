@@ -1,0 +1,40 @@
+import ArgumentParser
+import Foundation
+import Packager
+
+@main
+struct Coursepack: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "coursepack",
+        abstract: "Turns a published Open edX course export into offline bundles and a manifest.",
+        discussion: """
+            Exit codes: 0 ok; 1 some blocks failed, or warnings under --strict; 2 bad usage or \
+            unreadable input (nothing changed).
+            """,
+        version: Version.current,
+        subcommands: [Build.self, Inspect.self])
+
+    /// Usage errors exit with 2 (ArgumentParser's default is 64), as the README documents.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            let code = exitCode(for: error)
+            if code == .success || error is ExitCode { exit(withError: error) }
+            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+            Foundation.exit(code == .validationFailure ? ExitStatus.badInput : code.rawValue)
+        }
+    }
+}
+
+enum ExitStatus {
+    static let ok: Int32 = 0
+    static let blocksFailed: Int32 = 1
+    static let badInput: Int32 = 2
+}
+
+/// Prints to standard error, where diagnostics belong.
+func printError(_ message: String) {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
+}
