@@ -44,9 +44,11 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "ZipArchiveTests", dependencies: ["ZipArchive"]),
-        .testTarget(name: "CourseExportTests", dependencies: ["CourseExport"]),
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "ZipArchiveTests", dependencies: ["ZipArchive", "ZlibStream", "TestSupport"]),
+        .testTarget(name: "CourseExportTests", dependencies: ["CourseExport", "TestSupport"]),
         .testTarget(name: "LinkRewriterTests", dependencies: ["LinkRewriter"]),
-        .testTarget(name: "PackagerTests", dependencies: ["Packager", "Manifest", "ZipArchive", "CourseExport"]),
+        .testTarget(name: "PackagerTests", dependencies: ["Packager", "Manifest", "ZipArchive", "CourseExport", "BlockRenderer", "TestSupport"]),
+        .testTarget(name: "CLITests", dependencies: ["coursepack", "Manifest", "TestSupport"]),
     ]
 )

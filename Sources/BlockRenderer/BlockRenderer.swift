@@ -8,6 +8,8 @@ public struct RenderedBlock: Sendable {
     public var files: [String: [UInt8]]
     /// What the page still needs the network for.
     public var requiresNetwork: [String]
+    /// Export-relative file the page's content came from, for messages about it.
+    public var contentFile: String
 }
 
 public enum RenderResult: Sendable {
@@ -52,13 +54,14 @@ public struct BlockRenderer: Sendable {
     public func render(_ block: Block, in course: Course, export: ExportDirectory) throws(RenderError) -> RenderResult {
         switch block.type {
         case "html":
-            return .rendered(page(for: block, in: course, content: try htmlContent(of: block, export: export)))
+            let (content, file) = try htmlContent(of: block, export: export)
+            return .rendered(page(for: block, in: course, content: content, contentFile: file))
         default:
             return .onlineOnly(reason: Self.onlineOnlyReasons[block.type] ?? "\(block.type) blocks are not supported offline")
         }
     }
 
-    func page(for block: Block, in course: Course, content: [UInt8], requiresNetwork: [String] = []) -> RenderedBlock {
+    func page(for block: Block, in course: Course, content: [UInt8], contentFile: String, requiresNetwork: [String] = []) -> RenderedBlock {
         let language = course.language.isEmpty ? "en" : course.language
         let fields = [
             "title": block.displayName ?? block.type,
@@ -70,25 +73,26 @@ public struct BlockRenderer: Sendable {
         return RenderedBlock(
             page: templates.page(fields, content: content),
             files: [PageTemplates.stylesheetName: Array(templates.stylesheet.utf8)],
-            requiresNetwork: requiresNetwork)
+            requiresNetwork: requiresNetwork,
+            contentFile: contentFile)
     }
 
     /// `<html filename="F"/>` keeps its HTML in `html/F.html`; older exports inline it.
-    func htmlContent(of block: Block, export: ExportDirectory) throws(RenderError) -> [UInt8] {
+    func htmlContent(of block: Block, export: ExportDirectory) throws(RenderError) -> (bytes: [UInt8], file: String) {
         if let filename = block.attributes["filename"], !filename.isEmpty {
             guard TreeNames.isSafeFileName(filename) else {
                 throw .missingContent(path: block.file, reason: "filename=\"\(filename)\" is not a plain file name")
             }
             let file = "html/" + (filename.hasSuffix(".html") ? filename : filename + ".html")
             do {
-                return Self.withoutBOM(try export.read(file))
+                return (Self.withoutBOM(try export.read(file)), file)
             } catch {
                 throw .missingContent(path: file, reason: "the content of \(block.usageID) cannot be read: \(error)")
             }
         }
         let range = block.definition.contentRange
-        guard range.upperBound <= block.definitionSource.count else { return [] }
-        return Self.withoutBOM(Array(block.definitionSource[range]))
+        guard range.upperBound <= block.definitionSource.count else { return ([], block.file) }
+        return (Self.withoutBOM(Array(block.definitionSource[range])), block.file)
     }
 
     static func withoutBOM(_ bytes: [UInt8]) -> [UInt8] {

@@ -8,7 +8,7 @@ struct TarGzExtractor {
     static let maximumTotalSize: UInt64 = 32 << 30
     static let maximumEntries = 500_000
     /// Course exports hold XML, HTML and media; deflate ratios past this mean a bomb.
-    static let maximumRatio: UInt64 = 1_000
+    static let maximumRatio: UInt64 = 200
 
     let archive: String
 

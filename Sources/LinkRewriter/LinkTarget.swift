@@ -29,9 +29,10 @@ public enum LinkTarget: Sendable, Equatable {
             return .asset(name: PercentEncoding.decode(String(path[marker.upperBound...])), suffix: suffix)
         }
         if path.hasPrefix("/c4x/") {
-            let parts = path.split(separator: "/", maxSplits: 4, omittingEmptySubsequences: false)
-            if parts.count == 5, parts[3] == "asset" {
-                return .asset(name: PercentEncoding.decode(String(parts[4])), suffix: suffix)
+            // "", "c4x", ORG, NUM, "asset", NAME (which may itself contain "/")
+            let parts = path.split(separator: "/", maxSplits: 5, omittingEmptySubsequences: false)
+            if parts.count == 6, parts[4] == "asset", !parts[5].isEmpty {
+                return .asset(name: PercentEncoding.decode(String(parts[5])), suffix: suffix)
             }
         }
         for prefix in ["/jump_to_id/", "/jump_to/"] where path.hasPrefix(prefix) {

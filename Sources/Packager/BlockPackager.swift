@@ -52,7 +52,7 @@ struct BlockPackager: Sendable {
             let (resolution, file, problem) = resolve(reference)
             if let file { bundled.insert(file) }
             if let problem {
-                warnings.append(Diagnostic(block: block.usageID, file: block.file, message: problem, reference: reference.url))
+                warnings.append(Diagnostic(block: block.usageID, file: rendered.contentFile, message: problem, reference: reference.url))
             }
             return resolution
         }

@@ -1,0 +1,140 @@
+import Foundation
+
+/// Paths, temporary folders, file trees and external tools for tests that use the real thing.
+public enum TestSupport {
+    /// The package root, found from this file's location.
+    public static let packageRoot: String = {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { url.deleteLastPathComponent() }
+        return url.path
+    }()
+
+    public static var demoCourse: String { packageRoot + "/../shared/corpus/openedx-demo-course/course" }
+    public static var exampleCourse: String { packageRoot + "/examples/coursepack-101" }
+
+    /// True in CI, where a missing tool or corpus is a failure, never a skip.
+    public static var isCI: Bool { ProcessInfo.processInfo.environment["CI"] == "true" }
+
+    /// A fresh folder under the system temporary folder.
+    public static func temporaryFolder(_ label: String = "test") -> String {
+        var template = Array((NSTemporaryDirectory() + "/coursepack-\(label)-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else { fatalError("mkdtemp failed: \(errno)") }
+        return String(cString: made)
+    }
+
+    /// Writes `files` (relative path → text) under `root`, creating folders.
+    public static func write(_ files: [String: String], under root: String) throws {
+        for (path, text) in files {
+            try writeBytes(Array(text.utf8), to: root + "/" + path)
+        }
+    }
+
+    public static func writeBytes(_ bytes: [UInt8], to path: String) throws {
+        let url = URL(fileURLWithPath: path)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(bytes).write(to: url)
+    }
+
+    public static func read(_ path: String) -> [UInt8] {
+        FileManager.default.contents(atPath: path).map { [UInt8]($0) } ?? []
+    }
+
+    public struct ProcessResult: Sendable {
+        public let status: Int32
+        public let stdout: String
+        public let stderr: String
+    }
+
+    /// Runs a program to completion, capturing its output.
+    public static func run(_ executable: String, _ arguments: [String], in directory: String? = nil) throws -> ProcessResult {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        // Drain both pipes concurrently so a chatty child cannot block on a full pipe.
+        let errData = LockedData()
+        let group = DispatchGroup()
+        DispatchQueue.global().async(group: group) { errData.set(err.fileHandleForReading.readDataToEndOfFile()) }
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        process.waitUntilExit()
+        return ProcessResult(
+            status: process.terminationStatus,
+            stdout: String(decoding: outData, as: UTF8.self),
+            stderr: String(decoding: errData.get(), as: UTF8.self))
+    }
+
+    /// The absolute path of a tool on PATH, or nil.
+    public static func which(_ tool: String) -> String? {
+        for folder in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+            let candidate = "\(folder)/\(tool)"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        return nil
+    }
+
+    /// `unzip -t` and Python's zipfile (`testzip()` plus a full read of every entry) on each archive.
+    /// Returns a description of every failure; empty when all pass.
+    public static func independentZipCheck(_ archives: [String]) throws -> [String] {
+        guard let unzip = which("unzip"), let python = which("python3") else {
+            return ["unzip and python3 are required to check archives"]
+        }
+        var failures: [String] = []
+        for archive in archives {
+            let result = try run(unzip, ["-tqq", archive])
+            if result.status != 0 { failures.append("unzip -t \(archive): \(result.stdout)\(result.stderr)") }
+        }
+        let script = """
+            import sys, zipfile
+            bad = []
+            for path in sys.argv[1:]:
+                try:
+                    with zipfile.ZipFile(path) as z:
+                        first = z.testzip()
+                        if first is not None:
+                            bad.append(f"{path}: bad entry {first}")
+                        for info in z.infolist():
+                            if len(z.read(info)) != info.file_size:
+                                bad.append(f"{path}: {info.filename} size differs")
+                except Exception as e:
+                    bad.append(f"{path}: {e}")
+            print("\\n".join(bad))
+            """
+        var index = 0
+        while index < archives.count {
+            let batch = Array(archives[index..<min(index + 500, archives.count)])
+            let result = try run(python, ["-c", script] + batch)
+            let output = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            if result.status != 0 { failures.append("python zipfile: \(result.stderr)") }
+            if !output.isEmpty { failures.append(output) }
+            index += 500
+        }
+        return failures
+    }
+
+    /// Files under `root`, relative, sorted.
+    public static func files(under root: String) -> [String] {
+        let enumerator = FileManager.default.enumerator(atPath: root)
+        var result: [String] = []
+        while let path = enumerator?.nextObject() as? String {
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: root + "/" + path, isDirectory: &isDirectory), !isDirectory.boolValue {
+                result.append(path)
+            }
+        }
+        return result.sorted()
+    }
+}
+
+private final class LockedData: @unchecked Sendable {
+    private let lock = NSLock()
+    private var data = Data()
+    func set(_ value: Data) { lock.lock(); data = value; lock.unlock() }
+    func get() -> Data { lock.lock(); defer { lock.unlock() }; return data }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import Testing
+import TestSupport
+import ZipArchive
+import ZlibStream
+
+/// A seeded generator, so random trees are reproducible from their seed.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// A random tree of files: empty, large, text, incompressible, unicode and nested names.
+func randomTree(seed: UInt64, under root: String) throws -> [String] {
+    var rng = SeededGenerator(state: seed)
+    let words = ["course", "block", "video", "manifest", "offline", "lesson", "quiz", "ünïcødé", "日本語", "name with space"]
+    var names: [String] = []
+    for index in 0..<Int.random(in: 5...25, using: &rng) {
+        let depth = Int.random(in: 0...3, using: &rng)
+        let folders = (0..<depth).map { _ in words.randomElement(using: &rng)! }
+        let ext = ["txt", "html", "css", "png", "mp4", "json", "bin"].randomElement(using: &rng)!
+        let name = (folders + ["\(words.randomElement(using: &rng)!)-\(index).\(ext)"]).joined(separator: "/")
+        let size: Int
+        switch Int.random(in: 0..<10, using: &rng) {
+        case 0: size = 0
+        case 1: size = Int.random(in: 300_000...1_200_000, using: &rng)
+        default: size = Int.random(in: 1...20_000, using: &rng)
+        }
+        var bytes = [UInt8](repeating: 0, count: size)
+        let compressible = Bool.random(using: &rng)
+        for i in 0..<size {
+            bytes[i] = compressible ? UInt8(ascii: "a") + UInt8((i / 7) % 26) : UInt8.random(in: 0...255, using: &rng)
+        }
+        try TestSupport.writeBytes(bytes, to: root + "/" + name)
+        names.append(name)
+    }
+    return names
+}
+
+@Suite struct ZipWriterTests {
+    @Test(arguments: [1, 2, 3, 4, 5] as [UInt64])
+    func randomTreesAreReadByUnzipAndPythonWithIdenticalContent(seed: UInt64) throws {
+        let root = TestSupport.temporaryFolder("tree")
+        let names = try randomTree(seed: seed, under: root)
+        let archive = TestSupport.temporaryFolder("zip") + "/tree.zip"
+        try ZipWriter().write(names.map { ZipEntry(name: $0, source: .file(path: root + "/" + $0)) }, to: archive)
+
+        #expect(try TestSupport.independentZipCheck([archive]) == [])
+        let compare = """
+            import sys, zipfile, os
+            archive, root = sys.argv[1], sys.argv[2]
+            with zipfile.ZipFile(archive) as z:
+                names = z.namelist()
+                assert names == sorted(names, key=lambda n: n.encode()), "entries not sorted"
+                for info in z.infolist():
+                    with open(os.path.join(root, info.filename), "rb") as f:
+                        assert z.read(info) == f.read(), info.filename
+                    assert info.date_time == (1980, 1, 1, 0, 0, 0), info.date_time
+                    assert info.flag_bits & 0x800, "UTF-8 flag missing"
+                    assert info.extra == b"", "unexpected extra field"
+                print(len(names))
+            """
+        let result = try TestSupport.run(try #require(TestSupport.which("python3")), ["-c", compare, archive, root])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "\(names.count)")
+    }
+
+    @Test func sameTreeWithOtherModificationTimesGivesIdenticalBytes() throws {
+        let root = TestSupport.temporaryFolder("tree")
+        let names = try randomTree(seed: 42, under: root)
+        let out = TestSupport.temporaryFolder("zip")
+        let entries = names.map { ZipEntry(name: $0, source: .file(path: root + "/" + $0)) }
+        try ZipWriter().write(entries, to: out + "/a.zip")
+        for name in names {
+            try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: 1_000_000)], ofItemAtPath: root + "/" + name)
+        }
+        try ZipWriter().write(entries.reversed(), to: out + "/b.zip")
+        #expect(TestSupport.read(out + "/a.zip") == TestSupport.read(out + "/b.zip"))
+    }
+
+    @Test func fileBytesAndPreparedSourcesGiveIdenticalArchives() throws {
+        let root = TestSupport.temporaryFolder("tree")
+        let text = Array(String(repeating: "offline course content ", count: 2000).utf8)
+        try TestSupport.writeBytes(text, to: root + "/page.html")
+        let out = TestSupport.temporaryFolder("zip")
+        let writer = ZipWriter()
+        try writer.write([ZipEntry(name: "page.html", source: .file(path: root + "/page.html"))], to: out + "/file.zip")
+        try writer.write([ZipEntry(name: "page.html", source: .bytes(text))], to: out + "/bytes.zip")
+        try writer.write([ZipEntry(name: "page.html", source: .prepared(try writer.prepare(text, name: "page.html")))], to: out + "/prepared.zip")
+        #expect(TestSupport.read(out + "/file.zip") == TestSupport.read(out + "/bytes.zip"))
+        #expect(TestSupport.read(out + "/file.zip") == TestSupport.read(out + "/prepared.zip"))
+    }
+
+    @Test func mediaIsStoredTextDeflatedAndIncompressibleTextStored() throws {
+        var rng = SeededGenerator(state: 7)
+        let noise = (0..<50_000).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        let text = Array(String(repeating: "<p>hello</p>\n", count: 1000).utf8)
+        let out = TestSupport.temporaryFolder("zip")
+        try ZipWriter().write([
+            ZipEntry(name: "a.png", source: .bytes(text)),
+            ZipEntry(name: "b.html", source: .bytes(text)),
+            ZipEntry(name: "c.txt", source: .bytes(noise)),
+            ZipEntry(name: "d.txt", source: .bytes([])),
+        ], to: out + "/m.zip")
+        let script = """
+            import sys, zipfile
+            print(" ".join(f"{i.filename}={i.compress_type}" for i in zipfile.ZipFile(sys.argv[1]).infolist()))
+            """
+        let result = try TestSupport.run(try #require(TestSupport.which("python3")), ["-c", script, out + "/m.zip"])
+        #expect(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "a.png=0 b.html=8 c.txt=0 d.txt=0")
+    }
+
+    /// The archive format is a contract: a change to these bytes is a change of format.
+    @Test func pinnedArchiveDigest() throws {
+        let out = TestSupport.temporaryFolder("zip")
+        let size = try ZipWriter().write([
+            ZipEntry(name: "index.html", source: .bytes(Array("<!DOCTYPE html><p>Hello, offline world.</p>\n".utf8))),
+            ZipEntry(name: "static/logo.png", source: .bytes([0x89, 0x50, 0x4E, 0x47, 1, 2, 3])),
+        ], to: out + "/pinned.zip")
+        let bytes = TestSupport.read(out + "/pinned.zip")
+        #expect(UInt64(bytes.count) == size)
+        #expect(try TestSupport.independentZipCheck([out + "/pinned.zip"]) == [])
+        #expect(CRC32.checksum(bytes) == 0x7b6c_b82a, "archive CRC-32 is \(String(CRC32.checksum(bytes), radix: 16)); size \(bytes.count)")
+    }
+
+    @Test(arguments: ["../evil", "/etc/passwd", "a\\b", "a\u{0}b", "C:/x", "a//b", "a/./b", "a/", ""])
+    func unsafeNamesAreRefused(name: String) throws {
+        let out = TestSupport.temporaryFolder("zip")
+        #expect(throws: ZipError.self) {
+            try ZipWriter().write([ZipEntry(name: name, source: .bytes([1]))], to: out + "/x.zip")
+        }
+        #expect(TestSupport.files(under: out) == [], "nothing, not even a temporary file, is left behind")
+    }
+
+    @Test func duplicateNamesAreRefused() throws {
+        let out = TestSupport.temporaryFolder("zip")
+        #expect(throws: ZipError.duplicateEntry("a.txt")) {
+            try ZipWriter().write([ZipEntry(name: "a.txt", source: .bytes([1])), ZipEntry(name: "a.txt", source: .bytes([2]))], to: out + "/x.zip")
+        }
+    }
+
+    @Test func aFailedWriteKeepsThePreviousArchive() throws {
+        let out = TestSupport.temporaryFolder("zip")
+        try ZipWriter().write([ZipEntry(name: "a.txt", source: .bytes([1, 2, 3]))], to: out + "/x.zip")
+        let before = TestSupport.read(out + "/x.zip")
+        #expect(throws: ZipError.self) {
+            try ZipWriter().write([
+                ZipEntry(name: "a.txt", source: .bytes([4])),
+                ZipEntry(name: "b.txt", source: .file(path: out + "/does-not-exist")),
+            ], to: out + "/x.zip")
+        }
+        #expect(TestSupport.read(out + "/x.zip") == before)
+        #expect(TestSupport.files(under: out) == ["x.zip"])
+    }
+}
