@@ -12,6 +12,9 @@ public struct PageTemplates: Sendable {
     /// Changes whenever any template text changes, so pages built with other templates count as changed.
     public let fingerprint: String
 
+    /// The templates compiled into the binary, by file name.
+    public static var defaultFiles: [String: String] { DefaultTemplates.files }
+
     public static func defaults() -> PageTemplates {
         // The embedded defaults are checked by tests; they always parse.
         try! PageTemplates(files: DefaultTemplates.files)

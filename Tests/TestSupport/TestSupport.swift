@@ -138,3 +138,27 @@ private final class LockedData: @unchecked Sendable {
     func set(_ value: Data) { lock.lock(); data = value; lock.unlock() }
     func get() -> Data { lock.lock(); defer { lock.unlock() }; return data }
 }
+
+extension TestSupport {
+    /// The `coursepack` binary built beside the test runner.
+    public static var coursepackBinary: String {
+        let runner = URL(fileURLWithPath: CommandLine.arguments.first ?? "").deletingLastPathComponent()
+        let candidates = [
+            runner.appendingPathComponent("coursepack").path,
+            runner.deletingLastPathComponent().appendingPathComponent("coursepack").path,
+            packageRoot + "/.build/debug/coursepack",
+        ]
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[2]
+    }
+
+    /// Runs `coursepack` with `arguments`.
+    public static func coursepack(_ arguments: [String]) throws -> ProcessResult {
+        try run(coursepackBinary, arguments)
+    }
+
+    /// Copies a folder tree (to change a course without touching the original).
+    public static func copy(_ source: String, to destination: String) throws {
+        try? FileManager.default.removeItem(atPath: destination)
+        try FileManager.default.copyItem(atPath: source, toPath: destination)
+    }
+}

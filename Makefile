@@ -1,0 +1,34 @@
+# coursepack: `make run` builds and packages the example course; `make test` runs the suite.
+SWIFT ?= swift
+RELEASE_BIN := .build/release/coursepack
+EXAMPLE := examples/coursepack-101
+EXAMPLE_OUT := out/example
+
+.PHONY: run test build release templates clean
+
+run: release
+	$(RELEASE_BIN) build $(EXAMPLE) --out $(EXAMPLE_OUT) --report $(EXAMPLE_OUT).report.json
+	@echo
+	@echo "Bundles:  $(EXAMPLE_OUT)/<type>/<url_name>.zip"
+	@echo "Manifest: $(EXAMPLE_OUT)/manifest.json"
+	@echo "Report:   $(EXAMPLE_OUT).report.json"
+
+release:
+	@scripts/ensure-deps.sh
+	$(SWIFT) build -c release --product coursepack
+
+build:
+	@scripts/ensure-deps.sh
+	$(SWIFT) build
+
+test:
+	@scripts/ensure-deps.sh --test
+	$(SWIFT) build --build-tests
+	$(SWIFT) test
+
+# Re-embed Templates/ into the binary after editing them (a test fails while they differ).
+templates:
+	python3 scripts/embed-templates.py
+
+clean:
+	rm -rf .build out

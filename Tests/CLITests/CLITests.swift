@@ -1,0 +1,79 @@
+import Foundation
+import Manifest
+import Testing
+import TestSupport
+
+@Suite struct CLITests {
+    @Test func buildsTheExampleAndSaysWhereTheBundlesAre() throws {
+        let out = TestSupport.temporaryFolder("cli") + "/example"
+        let report = out + "-report.json"
+        let result = try TestSupport.coursepack(["build", TestSupport.exampleCourse, "--out", out, "--report", report, "--published-at", "2026-11-22T10:00:00Z"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("manifest at \(out)/manifest.json"))
+        #expect(result.stderr.contains("warning: html/welcome_page.html"), "the missing image is reported with its file: \(result.stderr)")
+        #expect(result.stderr.contains("/static/images/missing-diagram.png"))
+
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(TestSupport.read(report))) as? [String: Any])
+        let counts = try #require(json["counts"] as? [String: Int])
+        #expect(counts["built"] == 4 && counts["offline_false"] == 3 && counts["failed"] == 0)
+        let warnings = try #require(json["warnings"] as? [[String: Any]])
+        #expect(warnings.contains { ($0["reference"] as? String) == "/static/images/missing-diagram.png" && ($0["file"] as? String) == "html/welcome_page.html" })
+    }
+
+    @Test func strictTurnsWarningsIntoExitOne() throws {
+        let out = TestSupport.temporaryFolder("cli")
+        let result = try TestSupport.coursepack(["build", TestSupport.exampleCourse, "--out", out, "--strict", "-q"])
+        #expect(result.status == 1)
+    }
+
+    @Test func aMissingCourseIsExitTwoNamingThePath() throws {
+        let out = TestSupport.temporaryFolder("cli")
+        let result = try TestSupport.coursepack(["build", out + "/no-such-course", "--out", out + "/bundles"])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains(out + "/no-such-course"))
+        #expect(!FileManager.default.fileExists(atPath: out + "/bundles"), "nothing was created")
+    }
+
+    @Test func aFolderWithoutCourseXMLIsExitTwo() throws {
+        let folder = TestSupport.temporaryFolder("cli")
+        let result = try TestSupport.coursepack(["build", folder, "--out", folder + "/bundles"])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("course.xml"))
+    }
+
+    @Test func anUnreadableTarballIsExitTwoNamingTheFile() throws {
+        let folder = TestSupport.temporaryFolder("cli")
+        try TestSupport.writeBytes([0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 0, 3, 1, 2, 3], to: folder + "/course.tar.gz")
+        let result = try TestSupport.coursepack(["build", folder + "/course.tar.gz", "--out", folder + "/bundles"])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains(folder + "/course.tar.gz"), "\(result.stderr)")
+    }
+
+    @Test func badUsageIsExitTwo() throws {
+        let folder = TestSupport.temporaryFolder("cli")
+        for arguments in [["build", folder, "--out", folder, "--jobs", "0"], ["build", folder], ["build", folder, "--out", folder, "--published-at", "yesterday"], ["frobnicate"]] {
+            let result = try TestSupport.coursepack(arguments)
+            #expect(result.status == 2, "\(arguments): \(result.stderr)")
+        }
+    }
+
+    @Test func aFailingBlockIsExitOneAndTheRestIsPublished() throws {
+        let course = TestSupport.temporaryFolder("cli") + "/course"
+        try TestSupport.copy(TestSupport.exampleCourse, to: course)
+        try TestSupport.write(["html/handout_page.xml": "<html filename='handout_page'"], under: course)
+        let out = TestSupport.temporaryFolder("cli")
+        let result = try TestSupport.coursepack(["build", course, "--out", out])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("error: html/handout_page.xml"), "\(result.stderr)")
+        #expect(FileManager.default.fileExists(atPath: out + "/html/welcome_page.zip"))
+    }
+
+    @Test func inspectPrintsTheTree() throws {
+        let result = try TestSupport.coursepack(["inspect", TestSupport.exampleCourse])
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("course-v1:CoursepackX+CP101+2026"))
+        #expect(result.stdout.contains("      vertical  intro_unit  Introduction"))
+        #expect(result.stdout.contains("        html  welcome_page  Welcome page"))
+        #expect(result.stdout.contains("7 leaf blocks"))
+    }
+}

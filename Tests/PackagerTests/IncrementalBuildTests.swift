@@ -1,0 +1,118 @@
+import Foundation
+import Manifest
+import Packager
+import Testing
+import TestSupport
+
+/// A course of four html blocks, three of which show `shared.png`.
+func fourBlockCourse() throws -> String {
+    let root = TestSupport.temporaryFolder("course")
+    var files = [
+        "course.xml": #"<course url_name="r" org="O" course="N"/>"#,
+        "course/r.xml": #"<course><chapter url_name="c"/></course>"#,
+        "chapter/c.xml": #"<chapter><sequential url_name="s"/></chapter>"#,
+        "sequential/s.xml": #"<sequential><vertical url_name="v"/></sequential>"#,
+        "vertical/v.xml": #"<vertical><html url_name="a"/><html url_name="b"/><html url_name="c"/><html url_name="d"/></vertical>"#,
+        "static/shared.png": "PNG shared image",
+        "static/other.png": "PNG other image",
+    ]
+    for name in ["a", "b", "c", "d"] {
+        files["html/\(name).xml"] = #"<html filename="\#(name)" display_name="Block \#(name)"/>"#
+        let image = name == "d" ? "other.png" : "shared.png"
+        files["html/\(name).html"] = #"<p>Block \#(name)</p><img src="/static/\#(image)">"#
+    }
+    try TestSupport.write(files, under: root)
+    return root
+}
+
+func archiveBytes(_ out: String) throws -> [String: [UInt8]] {
+    var result: [String: [UInt8]] = [:]
+    for block in try manifest(in: out).blocks {
+        if let archive = block.archive { result[block.usageID] = TestSupport.read(out + "/" + archive) }
+    }
+    return result
+}
+
+func id(_ name: String) -> String { "block-v1:O+N+r+type@html+block@\(name)" }
+
+@Suite struct IncrementalBuildTests {
+    @Test func aNoOpRebuildChangesNoByte() throws {
+        let course = try fourBlockCourse()
+        let (out, _) = try build(course)
+        let before = TestSupport.files(under: out).map { ($0, TestSupport.read(out + "/" + $0)) }
+        let mtimes = try TestSupport.files(under: out).map { try FileManager.default.attributesOfItem(atPath: out + "/" + $0)[.modificationDate] as? Date }
+        let (_, report) = try build(course, into: out, publishedAt: "2026-12-01T00:00:00Z")
+        #expect(report.counts.reused == 4 && report.counts.built == 0)
+        let after = TestSupport.files(under: out).map { ($0, TestSupport.read(out + "/" + $0)) }
+        #expect(before.map(\.0) == after.map(\.0))
+        #expect(before.map(\.1) == after.map(\.1), "manifest and archives are byte-identical")
+        let mtimesAfter = try TestSupport.files(under: out).map { try FileManager.default.attributesOfItem(atPath: out + "/" + $0)[.modificationDate] as? Date }
+        #expect(mtimes == mtimesAfter, "nothing was rewritten")
+    }
+
+    @Test func changingOneHTMLFileChangesExactlyThatBlock() throws {
+        let course = try fourBlockCourse()
+        let (out, _) = try build(course)
+        let before = try archiveBytes(out)
+        try TestSupport.write(["html/b.html": "<p>Block b, edited</p>"], under: course)
+        let (_, report) = try build(course, into: out, publishedAt: "2026-12-01T00:00:00Z")
+        #expect(report.counts.built == 1 && report.counts.reused == 3)
+        let after = try archiveBytes(out)
+        let changed = before.keys.filter { before[$0] != after[$0] }
+        #expect(changed == [id("b")])
+        let entries = try manifest(in: out).blocks
+        #expect(entries.first { $0.usageID == id("b") }?.lastModified == "2026-12-01T00:00:00Z")
+        #expect(entries.filter { $0.usageID != id("b") }.allSatisfy { $0.lastModified == "2026-11-22T10:00:00Z" })
+        #expect(try manifest(in: out).publishedAt == "2026-12-01T00:00:00Z")
+        try validateAgainstSchema(out + "/manifest.json")
+    }
+
+    @Test func renamingAnAssetUsedByThreeBlocksChangesExactlyThose() throws {
+        let course = try fourBlockCourse()
+        let (out, _) = try build(course)
+        let before = try archiveBytes(out)
+        try FileManager.default.moveItem(atPath: course + "/static/shared.png", toPath: course + "/static/renamed.png")
+        for name in ["a", "b", "c"] {
+            try TestSupport.write(["html/\(name).html": #"<p>Block \#(name)</p><img src="/static/renamed.png">"#], under: course)
+        }
+        _ = try build(course, into: out, publishedAt: "2026-12-01T00:00:00Z")
+        let after = try archiveBytes(out)
+        #expect(Set(before.keys.filter { before[$0] != after[$0] }) == [id("a"), id("b"), id("c")])
+    }
+
+    @Test func aRemovedBlockLosesItsArchiveAfterTheManifest() throws {
+        let course = try fourBlockCourse()
+        let (out, _) = try build(course)
+        try TestSupport.write(["vertical/v.xml": #"<vertical><html url_name="a"/><html url_name="b"/><html url_name="d"/></vertical>"#], under: course)
+        let (_, report) = try build(course, into: out, publishedAt: "2026-12-01T00:00:00Z")
+        #expect(report.counts.removed == 1)
+        #expect(!FileManager.default.fileExists(atPath: out + "/html/c.zip"))
+        #expect(try manifest(in: out).blocks.map(\.usageID) == [id("a"), id("b"), id("d")])
+    }
+
+    @Test func aBlockThatFailsKeepsItsPreviousArchiveAndEntry() throws {
+        let course = try fourBlockCourse()
+        let (out, _) = try build(course)
+        let previous = try manifest(in: out).blocks.first { $0.usageID == id("c") }
+        let archive = TestSupport.read(out + "/html/c.zip")
+        try TestSupport.write(["html/c.xml": "<html filename=\"c\" <<< broken"], under: course)
+        try TestSupport.write(["html/a.html": "<p>a changed too</p>"], under: course)
+        let (_, report) = try build(course, into: out, publishedAt: "2026-12-01T00:00:00Z")
+        #expect(report.counts.failed == 1)
+        #expect(report.errors.first?.file == "html/c.xml")
+        #expect(report.counts.built == 1, "the other change still lands")
+        #expect(TestSupport.read(out + "/html/c.zip") == archive)
+        #expect(try manifest(in: out).blocks.first { $0.usageID == id("c") } == previous)
+    }
+
+    @Test func aManifestOfANewerSchemaOrCorruptIsRefusedAndKept() throws {
+        let course = try fourBlockCourse()
+        for text in [#"{"schema_version": 2, "blocks": []}"#, "{ not json"] {
+            let out = TestSupport.temporaryFolder("out")
+            try TestSupport.write(["manifest.json": text], under: out)
+            #expect(throws: BuildError.self) { _ = try build(course, into: out) }
+            #expect(String(decoding: TestSupport.read(out + "/manifest.json"), as: UTF8.self) == text)
+            #expect(TestSupport.files(under: out).filter { !$0.hasPrefix(".") } == ["manifest.json"])
+        }
+    }
+}

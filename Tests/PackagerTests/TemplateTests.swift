@@ -1,0 +1,38 @@
+import BlockRenderer
+import Foundation
+import Packager
+import Testing
+import TestSupport
+import ZipArchive
+
+@Suite struct TemplateTests {
+    /// The binary carries Templates/ inside it; `make templates` refreshes the copy.
+    @Test func embeddedTemplatesMatchTemplatesFolder() throws {
+        let folder = TestSupport.packageRoot + "/Templates"
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
+        #expect(names == PageTemplates.defaultFiles.keys.sorted())
+        for name in names {
+            let text = String(decoding: TestSupport.read(folder + "/" + name), as: UTF8.self)
+            #expect(PageTemplates.defaultFiles[name] == text.trimmingCharacters(in: .newlines), "\(name) is stale: run `make templates`")
+        }
+    }
+
+    @Test func anOperatorShellReplacesTheDefaultAndTheRestStays() throws {
+        let templates = TestSupport.temporaryFolder("templates")
+        try TestSupport.write(["page.mustache": "<!DOCTYPE html><html lang=\"{{language}}\"><title>{{title}}</title><body class=\"brand\">{{{content}}}</body></html>"], under: templates)
+        let out = TestSupport.temporaryFolder("out")
+        let options = BuildOptions(outputFolder: out, publishedAt: "2026-11-22T10:00:00Z", jobs: 1, templates: try PageTemplates.overriding(with: templates))
+        _ = try CoursePackager(options: options).build(coursePath: TestSupport.exampleCourse)
+        let unzip = try #require(TestSupport.which("unzip"))
+        let page = try TestSupport.run(unzip, ["-p", out + "/html/handout_page.zip", "index.html"]).stdout
+        #expect(page.hasPrefix("<!DOCTYPE html><html lang=\"en\"><title>Course handout (name from policy.json)</title><body class=\"brand\">"))
+        let css = try TestSupport.run(unzip, ["-p", out + "/html/handout_page.zip", "coursepack.css"]).stdout
+        #expect(css == PageTemplates.defaultFiles["coursepack.css"], "the default stylesheet is used when not overridden")
+    }
+
+    @Test func aShellWithoutContentIsRefused() throws {
+        let templates = TestSupport.temporaryFolder("templates")
+        try TestSupport.write(["page.mustache": "<html>{{title}}</html>"], under: templates)
+        #expect(throws: RenderError.self) { _ = try PageTemplates.overriding(with: templates) }
+    }
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Makes sure the system packages coursepack builds and tests with are present: installs them
+# with apt-get when running as root, otherwise says exactly what to install.
+set -euo pipefail
+
+missing=()
+[ -f /usr/include/zlib.h ] || missing+=(zlib1g-dev)
+command -v pkg-config >/dev/null || missing+=(pkg-config)
+if [ "${1:-}" = "--test" ]; then
+  command -v unzip >/dev/null || missing+=(unzip)
+  command -v zip >/dev/null || missing+=(zip)
+  command -v python3 >/dev/null || missing+=(python3)
+  command -v tar >/dev/null || missing+=(tar)
+fi
+
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "installing ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  else
+    echo "coursepack needs: ${missing[*]}" >&2
+    echo "install them with: sudo apt-get install ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+
+if [ "${1:-}" = "--test" ] && ! python3 -c "import jsonschema" 2>/dev/null; then
+  echo "installing the Python jsonschema package (tests validate manifests with it)"
+  python3 -m pip install -q jsonschema
+fi
