@@ -1,0 +1,250 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import ZlibStream
+
+/// Reads ZIP archives that may be hostile (a client's downloads, `coursepack verify`): parses
+/// the central directory with every field checked, verifies CRCs, and extracts only into a new
+/// folder, refusing path escapes, links, duplicates, overlapping entries and zip bombs.
+public struct ZipReader {
+    public struct Limits: Sendable {
+        public var maximumEntries = 100_000
+        public var maximumTotalSize: UInt64 = 16 << 30
+        /// Uncompressed/compressed ratio above which an entry larger than 1 MiB is refused.
+        public var maximumRatio: UInt64 = 500
+        public init() {}
+    }
+
+    public struct Entry: Sendable, Equatable {
+        public let name: String
+        public let method: CompressionMethod
+        public let crc32: UInt32
+        public let compressedSize: UInt64
+        public let uncompressedSize: UInt64
+        let localHeaderOffset: UInt64
+        public var isDirectory: Bool { name.hasSuffix("/") }
+    }
+
+    public let path: String
+    public let entries: [Entry]
+    private let file: InputFile
+    private let limits: Limits
+
+    public init(path: String, limits: Limits = Limits()) throws {
+        self.path = path
+        self.limits = limits
+        file = try InputFile(path: path)
+        entries = try Self.centralDirectory(file, path: path, limits: limits)
+    }
+
+    /// Reads and checks every entry without writing anything.
+    public func verify() throws {
+        for entry in entries where !entry.isDirectory {
+            try stream(entry) { _ in }
+        }
+    }
+
+    /// An entry's bytes (for small entries; large ones belong in `extract`).
+    public func contents(of name: String) throws -> [UInt8] {
+        guard let entry = entries.first(where: { $0.name == name }) else {
+            throw ZipError.malformed(path: path, reason: "no entry \"\(name)\"")
+        }
+        var bytes: [UInt8] = []
+        try stream(entry) { bytes.append(contentsOf: $0) }
+        return bytes
+    }
+
+    /// Extracts every entry into `folder`, which must not exist yet (so nothing already in it,
+    /// such as a planted symlink, can redirect a write). On error the folder is removed.
+    public func extract(into folder: String) throws {
+        guard mkdir(folder, 0o755) == 0 else { throw ZipError.io(path: folder, operation: "create folder", errno: errno) }
+        do {
+            for entry in entries {
+                let parts = entry.name.split(separator: "/")
+                var current = folder
+                for part in entry.isDirectory ? parts[...] : parts.dropLast() {
+                    current += "/" + part
+                    if mkdir(current, 0o755) != 0 && errno != EEXIST {
+                        throw ZipError.io(path: current, operation: "create folder", errno: errno)
+                    }
+                }
+                guard !entry.isDirectory else { continue }
+                let target = folder + "/" + entry.name
+                let out = try OutputFile(creating: target)
+                try stream(entry) { try out.write($0) }
+                try out.close()
+            }
+        } catch {
+            Self.removeTree(folder)
+            throw error
+        }
+    }
+
+    /// Streams an entry's uncompressed bytes through `sink`, checking its size and CRC.
+    private func stream(_ entry: Entry, sink: (UnsafeRawBufferPointer) throws -> Void) throws {
+        let header = try file.read(at: entry.localHeaderOffset, count: 30)
+        var reader = ByteReader(header)
+        guard reader.u32() == Signature.localFile else {
+            throw ZipError.malformed(path: path, reason: "entry \"\(entry.name)\" has no local header where the directory says")
+        }
+        reader.position = 26
+        let nameLength = UInt64(reader.u16() ?? 0)
+        let extraLength = UInt64(reader.u16() ?? 0)
+        var remaining = entry.compressedSize
+        var offset = entry.localHeaderOffset + 30 + nameLength + extraLength
+        var produced: UInt64 = 0
+        var crc = CRC32()
+        let inflater = entry.method == .deflated ? try ZStream(.inflate) : nil
+        var ended = entry.method == .stored
+        func check(_ chunk: UnsafeRawBufferPointer) throws {
+            produced += UInt64(chunk.count)
+            guard produced <= entry.uncompressedSize else {
+                throw ZipError.limitExceeded(path: path, reason: "entry \"\(entry.name)\" expands past its declared \(entry.uncompressedSize) bytes")
+            }
+            crc.update(chunk)
+            try sink(chunk)
+        }
+        while remaining > 0 {
+            let count = Int(min(remaining, UInt64(ioChunkSize)))
+            let chunk = try file.read(at: offset, count: count)
+            offset += UInt64(count)
+            remaining -= UInt64(count)
+            try chunk.withUnsafeBytes { raw in
+                if let inflater {
+                    let (streamEnded, _) = try inflater.inflate(raw, sink: check)
+                    ended = ended || streamEnded
+                } else {
+                    try check(raw)
+                }
+            }
+        }
+        guard ended else { throw ZipError.malformed(path: path, reason: "entry \"\(entry.name)\" ends before its compressed data does") }
+        guard produced == entry.uncompressedSize else {
+            throw ZipError.malformed(path: path, reason: "entry \"\(entry.name)\" holds \(produced) bytes, not the declared \(entry.uncompressedSize)")
+        }
+        guard crc.value == entry.crc32 else { throw ZipError.crcMismatch(path: path, entry: entry.name) }
+    }
+
+    private static func centralDirectory(_ file: InputFile, path: String, limits: Limits) throws -> [Entry] {
+        func bad(_ reason: String) -> ZipError { .malformed(path: path, reason: reason) }
+        let size = try file.size
+        guard size >= 22 else { throw bad("too short to be a ZIP archive (\(size) bytes)") }
+        let tailLength = Int(min(size, 22 + 0xFFFF))
+        let tail = try file.read(at: size - UInt64(tailLength), count: tailLength)
+        var eocd: Int?
+        var i = tailLength - 22
+        while i >= 0 {
+            if tail[i] == 0x50, tail[i + 1] == 0x4B, tail[i + 2] == 0x05, tail[i + 3] == 0x06,
+                i + 22 + Int(UInt16(tail[i + 20]) | UInt16(tail[i + 21]) << 8) == tailLength
+            {
+                eocd = i
+                break
+            }
+            i -= 1
+        }
+        guard let eocd else { throw bad("no end of central directory record (truncated?)") }
+        let eocdOffset = size - UInt64(tailLength) + UInt64(eocd)
+        var r = ByteReader(tail, at: eocd + 8)
+        var count = UInt64(r.u16() ?? 0)
+        _ = r.u16()
+        var cdSize = UInt64(r.u32() ?? 0)
+        var cdOffset = UInt64(r.u32() ?? 0)
+        if count == 0xFFFF || cdSize == 0xFFFF_FFFF || cdOffset == 0xFFFF_FFFF {
+            guard eocdOffset >= 20 else { throw bad("ZIP64 locator missing") }
+            var locator = ByteReader(try file.read(at: eocdOffset - 20, count: 20))
+            guard locator.u32() == Signature.zip64Locator else { throw bad("ZIP64 locator missing") }
+            _ = locator.u32()
+            let recordOffset = locator.u64() ?? 0
+            guard recordOffset + 56 <= eocdOffset else { throw bad("ZIP64 record out of bounds") }
+            var record = ByteReader(try file.read(at: recordOffset, count: 56))
+            guard record.u32() == Signature.zip64EndOfCentralDirectory else { throw bad("ZIP64 record missing") }
+            record.position = 32
+            count = record.u64() ?? 0
+            cdSize = record.u64() ?? 0
+            cdOffset = record.u64() ?? 0
+        }
+        guard count <= UInt64(limits.maximumEntries) else {
+            throw ZipError.limitExceeded(path: path, reason: "\(count) entries (limit \(limits.maximumEntries))")
+        }
+        guard cdOffset <= eocdOffset, cdSize <= eocdOffset - cdOffset, cdSize <= 256 << 20 else {
+            throw bad("central directory out of bounds (truncated?)")
+        }
+        var cd = ByteReader(try file.read(at: cdOffset, count: Int(cdSize)))
+        var entries: [Entry] = []
+        var names = Set<String>()
+        var total: UInt64 = 0
+        for _ in 0..<count {
+            guard cd.u32() == Signature.centralFile else { throw bad("central directory entry \(entries.count + 1) is damaged") }
+            guard let madeBy = cd.u16(), cd.u16() != nil, let flags = cd.u16(), let methodRaw = cd.u16(),
+                cd.u32() != nil, let crc = cd.u32(), let compressed32 = cd.u32(), let uncompressed32 = cd.u32(),
+                let nameLength = cd.u16(), let extraLength = cd.u16(), let commentLength = cd.u16(),
+                cd.u16() != nil, cd.u16() != nil, let external = cd.u32(), let offset32 = cd.u32(),
+                let nameBytes = cd.take(Int(nameLength)), let extra = cd.take(Int(extraLength)), cd.take(Int(commentLength)) != nil
+            else { throw bad("central directory is truncated") }
+            let name = String(decoding: nameBytes, as: UTF8.self)
+            guard flags & 1 == 0 else { throw ZipError.unsafeEntry(path: path, entry: name, reason: "encrypted entries are not supported") }
+            guard let method = CompressionMethod(rawValue: methodRaw) else {
+                throw ZipError.unsafeEntry(path: path, entry: name, reason: "compression method \(methodRaw) is not supported")
+            }
+            var compressed = UInt64(compressed32)
+            var uncompressed = UInt64(uncompressed32)
+            var offset = UInt64(offset32)
+            var fields = ByteReader(Array(extra))
+            while let id = fields.u16(), let length = fields.u16(), let data = fields.take(Int(length)) {
+                guard id == 0x0001 else { continue }
+                var zip64 = ByteReader(Array(data))
+                if uncompressed32 == 0xFFFF_FFFF { uncompressed = zip64.u64() ?? uncompressed }
+                if compressed32 == 0xFFFF_FFFF { compressed = zip64.u64() ?? compressed }
+                if offset32 == 0xFFFF_FFFF { offset = zip64.u64() ?? offset }
+            }
+            let isDirectory = name.hasSuffix("/")
+            do {
+                try EntryName.validate(isDirectory ? String(name.dropLast()) : name)
+            } catch {
+                throw ZipError.unsafeEntry(path: path, entry: name, reason: "\(error)")
+            }
+            let unixMode = madeBy >> 8 == 3 ? (external >> 16) & 0o170000 : 0
+            guard unixMode == 0 || unixMode == 0o100000 || unixMode == 0o040000 else {
+                throw ZipError.unsafeEntry(path: path, entry: name, reason: "a symbolic link or special file")
+            }
+            guard names.insert(name).inserted else { throw ZipError.unsafeEntry(path: path, entry: name, reason: "appears twice") }
+            if uncompressed > 1 << 20, uncompressed / max(compressed, 1) > limits.maximumRatio {
+                throw ZipError.limitExceeded(path: path, reason: "entry \"\(name)\" claims \(uncompressed) bytes from \(compressed) (a zip bomb?)")
+            }
+            total += uncompressed
+            guard total <= limits.maximumTotalSize else {
+                throw ZipError.limitExceeded(path: path, reason: "entries total more than \(limits.maximumTotalSize) bytes")
+            }
+            guard offset < cdOffset, compressed <= cdOffset - offset else { throw bad("entry \"\(name)\" lies outside the archive data") }
+            entries.append(Entry(name: name, method: method, crc32: crc, compressedSize: compressed,
+                                 uncompressedSize: uncompressed, localHeaderOffset: offset))
+        }
+        // Entries whose data overlap are how non-recursive zip bombs multiply one payload.
+        let ordered = entries.sorted { $0.localHeaderOffset < $1.localHeaderOffset }
+        for (a, b) in zip(ordered, ordered.dropFirst()) where a.localHeaderOffset + 30 + a.compressedSize > b.localHeaderOffset {
+            throw ZipError.limitExceeded(path: path, reason: "entries \"\(a.name)\" and \"\(b.name)\" overlap (a zip bomb?)")
+        }
+        return entries
+    }
+
+    static func removeTree(_ path: String) {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return }
+        if (info.st_mode & S_IFMT) == S_IFDIR, let dir = opendir(path) {
+            var children: [String] = []
+            while let entry = readdir(dir) {
+                let name = withUnsafePointer(to: entry.pointee.d_name) {
+                    $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+                }
+                if name != "." && name != ".." { children.append(name) }
+            }
+            closedir(dir)
+            for child in children { removeTree(path + "/" + child) }
+            rmdir(path)
+        } else {
+            unlink(path)
+        }
+    }
+}
