@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "Manifest", targets: ["Manifest"]),
         .library(name: "ZipArchive", targets: ["ZipArchive"]),
         .library(name: "Packager", targets: ["Packager"]),
+        .library(name: "SyncClient", targets: ["SyncClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -31,6 +32,10 @@ let package = Package(
         ),
         .target(name: "Manifest"),
         .target(
+            name: "SyncClient",
+            dependencies: ["Manifest", "ZipArchive", .product(name: "Crypto", package: "swift-crypto")]
+        ),
+        .target(
             name: "Packager",
             dependencies: [
                 "CourseExport", "LinkRewriter", "BlockRenderer", "ZipArchive", "Manifest",
@@ -40,7 +45,7 @@ let package = Package(
         .executableTarget(
             name: "coursepack",
             dependencies: [
-                "Packager", "CourseExport",
+                "Packager", "CourseExport", "SyncClient", "Manifest",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

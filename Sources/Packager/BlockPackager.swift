@@ -8,7 +8,9 @@ import ZipArchive
 
 /// What happened to one block in a build.
 enum BlockOutcome: Sendable {
-    case built(BlockEntry, warnings: [Diagnostic])
+    /// `stagedAt` is set when the archive was written beside the one the previous publish
+    /// still names, to be swapped in once a manifest names the staged copy.
+    case built(BlockEntry, stagedAt: String?, warnings: [Diagnostic])
     case reused(BlockEntry, warnings: [Diagnostic])
     case onlineOnly(BlockEntry)
     case failed(Diagnostic)
@@ -25,6 +27,8 @@ struct BlockPackager: Sendable {
     let previous: [String: BlockEntry]
     /// url_name or usage id → archive folder of the block a jump link lands on.
     let jumpTargets: [String: String]
+    /// Archive paths the previous manifest names: these are never overwritten in place.
+    let publishedArchives: Set<String>
 
     func package(_ block: Block) -> BlockOutcome {
         do {
@@ -87,10 +91,10 @@ struct BlockPackager: Sendable {
         let contentHash = Digest.hex(hasher.finalize())
         let requiresNetwork = rendered.requiresNetwork.isEmpty ? nil : rendered.requiresNetwork
 
-        let destination = options.outputFolder + "/" + archive
+        let final = options.outputFolder + "/" + archive
         if let before = previous[block.usageID], before.contentHash == contentHash, before.archive == archive,
             let size = before.size, let sha = before.sha256, let lastModified = before.lastModified,
-            Self.fileSize(destination) == size
+            Self.fileSize(final) == size
         {
             return .reused(BlockEntry(
                 usageID: block.usageID, type: block.type, displayName: block.displayName, parents: block.parents,
@@ -98,13 +102,15 @@ struct BlockPackager: Sendable {
                 requiresNetwork: requiresNetwork), warnings: warnings)
         }
 
+        let staged = publishedArchives.contains(archive) ? Staging.stagedPath(of: archive, contentHash: contentHash) : nil
+        let destination = options.outputFolder + "/" + (staged ?? archive)
         try FileManager.default.createDirectory(
             atPath: (destination as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         let size = try assets.writer.write(entries.map { ZipEntry(name: $0.name, source: $0.source) }, to: destination)
         return .built(BlockEntry(
             usageID: block.usageID, type: block.type, displayName: block.displayName, parents: block.parents,
             archive: archive, size: size, sha256: try Digest.file(destination), contentHash: contentHash,
-            lastModified: options.publishedAt, requiresNetwork: requiresNetwork), warnings: warnings)
+            lastModified: options.publishedAt, requiresNetwork: requiresNetwork), stagedAt: staged, warnings: warnings)
     }
 
     /// What a reference in a page becomes: a bundled file, a link to another block's bundle, an

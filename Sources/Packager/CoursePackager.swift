@@ -38,8 +38,6 @@ public struct CoursePackager: Sendable {
         guard access(out, W_OK) == 0 else { throw .output(path: out, reason: "the output folder is not writable") }
         let lock = try OutputLock(folder: out, timeout: options.lockTimeout)
         defer { withExtendedLifetime(lock) {} }
-        removeTemporaryLeftovers(in: out)
-
         let manifestPath = out + "/manifest.json"
         let previous: CourseManifest?
         do {
@@ -47,6 +45,7 @@ public struct CoursePackager: Sendable {
         } catch {
             throw .previousManifest(error)
         }
+        removeTemporaryLeftovers(in: out, keeping: Set((previous?.blocks ?? []).compactMap(\.archive)))
         if let previous, previous.courseID != course.id {
             throw .output(path: manifestPath, reason: "belongs to \(previous.courseID), not \(course.id); use another --out")
         }
@@ -58,16 +57,19 @@ public struct CoursePackager: Sendable {
             course: course, export: export.directory,
             renderer: BlockRenderer(templates: options.templates, generator: options.generator),
             assets: AssetStore(export: export.directory, course: course, writer: ZipWriter(level: options.compressionLevel)),
-            options: options, previous: previousEntries, jumpTargets: Self.jumpTargets(course))
+            options: options, previous: previousEntries, jumpTargets: Self.jumpTargets(course),
+            publishedArchives: Set((previous?.blocks ?? []).compactMap(\.archive)))
 
         let outcomes = Self.parallelMap(leaves, jobs: options.jobs, progress: progress) { packager.package($0) }
 
         var entries: [BlockEntry] = []
+        var staged: [(entry: Int, path: String)] = []
         for (block, outcome) in zip(leaves, outcomes) {
             switch outcome {
-            case .built(let entry, let warnings):
+            case .built(let entry, let stagedAt, let warnings):
                 report.counts.built += 1
                 report.warnings += warnings
+                if let stagedAt { staged.append((entries.count, stagedAt)) }
                 entries.append(entry)
             case .reused(let entry, let warnings):
                 report.counts.reused += 1
@@ -100,13 +102,22 @@ public struct CoursePackager: Sendable {
             // Nothing changed: keep the previous publish time, so the file stays byte-identical.
             manifest.publishedAt = previous.publishedAt
         }
-        if manifest != previous {
-            do {
-                try ManifestFile.write(manifest, to: manifestPath)
-            } catch {
-                throw .output(path: manifestPath, reason: "\(error)")
+        do {
+            if !staged.isEmpty {
+                var interim = manifest
+                for (index, path) in staged { interim.blocks[index] = Staging.pointing(interim.blocks[index], at: path) }
+                try ManifestFile.write(interim, to: manifestPath)
+                for (index, path) in staged {
+                    try Staging.promote(out + "/" + path, to: out + "/" + (manifest.blocks[index].archive ?? path))
+                }
             }
+            if manifest != previous {
+                try ManifestFile.write(manifest, to: manifestPath)
+            }
+        } catch {
+            throw .output(path: manifestPath, reason: "\(error)")
         }
+        for (_, path) in staged { unlink(out + "/" + path) }
 
         let kept = Set(entries.compactMap(\.archive))
         for stale in Set((previous?.blocks ?? []).compactMap(\.archive)).subtracting(kept).sorted() {
@@ -161,13 +172,15 @@ public struct CoursePackager: Sendable {
         return results.withLock { $0.map { $0! } }
     }
 
-    /// Archives a killed build left half-written (`.<name>.tmp-<pid>-<n>`).
-    private func removeTemporaryLeftovers(in folder: String) {
+    /// Files a killed build left behind: half-written archives (`.<name>.tmp-<pid>-<n>`) and
+    /// staged archives that no manifest names.
+    private func removeTemporaryLeftovers(in folder: String, keeping named: Set<String>) {
         let manager = FileManager.default
         guard let enumerator = manager.enumerator(atPath: folder) else { return }
         for case let path as String in enumerator {
             let name = (path as NSString).lastPathComponent
-            if name.hasPrefix("."), name.contains(".tmp-") { try? manager.removeItem(atPath: folder + "/" + path) }
+            let leftover = name.contains(".tmp-") || (Staging.isStaged(name) && !named.contains(path))
+            if leftover { try? manager.removeItem(atPath: folder + "/" + path) }
         }
     }
 }

@@ -3,7 +3,7 @@ import Foundation
 import Packager
 
 @main
-struct Coursepack: ParsableCommand {
+struct Coursepack: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "coursepack",
         abstract: "Turns a published Open edX course export into offline bundles and a manifest.",
@@ -12,13 +12,17 @@ struct Coursepack: ParsableCommand {
             unreadable input (nothing changed).
             """,
         version: Version.current,
-        subcommands: [Build.self, Inspect.self])
+        subcommands: [Build.self, Inspect.self, Verify.self, Diff.self])
 
     /// Usage errors exit with 2 (ArgumentParser's default is 64), as the README documents.
-    static func main() {
+    static func main() async {
         do {
             var command = try parseAsRoot()
-            try command.run()
+            if var asynchronous = command as? AsyncParsableCommand {
+                try await asynchronous.run()
+            } else {
+                try command.run()
+            }
         } catch {
             let code = exitCode(for: error)
             if code == .success || error is ExitCode { exit(withError: error) }

@@ -1,0 +1,47 @@
+import Foundation
+import Manifest
+
+/// How a changed archive replaces the one the previous publish names without a moment in which
+/// a manifest names a file whose bytes it does not describe:
+///
+/// 1. the new archive is written under a staged name beside the old one;
+/// 2. a manifest naming the staged copies replaces the old manifest;
+/// 3. each staged copy is hard-linked over its final name (an atomic rename);
+/// 4. the final manifest replaces that one, and the staged names are removed.
+///
+/// A kill at any step leaves a manifest whose every archive exists with its size and sha256.
+enum Staging {
+    static let marker = ".staged-"
+
+    /// `html/.x.zip.staged-0123abcd`: hidden, and distinct per content.
+    static func stagedPath(of archive: String, contentHash: String) -> String {
+        let slash = archive.lastIndex(of: "/")
+        let folder = slash.map { String(archive[...$0]) } ?? ""
+        let name = slash.map { String(archive[archive.index(after: $0)...]) } ?? archive
+        return "\(folder).\(name)\(marker)\(contentHash.prefix(16))"
+    }
+
+    static func isStaged(_ path: String) -> Bool { path.contains(marker) }
+
+    static func pointing(_ entry: BlockEntry, at path: String) -> BlockEntry {
+        var copy = entry
+        copy.archive = path
+        copy.offlineDownload?.fileURL = path
+        return copy
+    }
+
+    /// Puts the staged file at `final` atomically; the staged name stays valid until removed.
+    static func promote(_ staged: String, to final: String) throws {
+        let temporary = final + ".tmp-\(getpid())-promote"
+        unlink(temporary)
+        if link(staged, temporary) != 0 {
+            // File systems without hard links: a copy is as good, only slower.
+            try FileManager.default.copyItem(atPath: staged, toPath: temporary)
+        }
+        guard rename(temporary, final) == 0 else {
+            let code = errno
+            unlink(temporary)
+            throw BuildError.output(path: final, reason: "cannot replace it: \(String(cString: strerror(code)))")
+        }
+    }
+}

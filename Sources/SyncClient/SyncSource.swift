@@ -1,0 +1,88 @@
+import Foundation
+import Manifest
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Where a published course comes from: an `http(s)://` base URL or a local published folder.
+public enum SyncSource: Sendable, Equatable, CustomStringConvertible {
+    case http(URL)
+    case folder(String)
+
+    /// A URL when `text` starts with http:// or https://, a folder otherwise. A manifest file
+    /// (`…/manifest.json`) stands for the folder or URL that holds it.
+    public init(_ text: String) {
+        let lower = text.lowercased()
+        if lower.hasPrefix("http://") || lower.hasPrefix("https://"), var url = URL(string: text) {
+            if url.lastPathComponent == "manifest.json" { url.deleteLastPathComponent() }
+            self = .http(url)
+        } else {
+            self = .folder(text.hasSuffix("/manifest.json") ? String(text.dropLast("/manifest.json".count)) : text)
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .http(let url): return url.absoluteString
+        case .folder(let path): return path
+        }
+    }
+
+    /// Where `relative` (a manifest's archive path, already validated) lives in this source.
+    func location(of relative: String) -> String {
+        switch self {
+        case .http(let url): return url.appendingPathComponent(relative).absoluteString
+        case .folder(let path): return path + "/" + relative
+        }
+    }
+}
+
+public enum SyncError: Error, Equatable, CustomStringConvertible {
+    case unreachable(source: String, reason: String)
+    case http(url: String, status: Int)
+    case manifest(ManifestError)
+    case unsafeManifest(source: String, reason: String)
+    case verification(archive: String, reason: String)
+    case local(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .unreachable(let source, let reason): return "\(source): cannot be reached: \(reason)"
+        case .http(let url, let status): return "\(url): the server answered HTTP \(status)"
+        case .manifest(let error): return "\(error)"
+        case .unsafeManifest(let source, let reason): return "\(source): refused: \(reason)"
+        case .verification(let archive, let reason): return "\(archive): \(reason)"
+        case .local(let path, let reason): return "\(path): \(reason)"
+        }
+    }
+}
+
+/// Reads a manifest from a source, for `coursepack diff` and the sync plan.
+public enum ManifestLoader {
+    public static func load(_ source: SyncSource) async throws(SyncError) -> CourseManifest {
+        let shown = source.location(of: "manifest.json")
+        let data: Data
+        switch source {
+        case .folder(let path):
+            guard let read = FileManager.default.contents(atPath: path + "/manifest.json") else {
+                throw .unreachable(source: shown, reason: "no such file")
+            }
+            data = read
+        case .http(let url):
+            let response: URLResponse
+            do {
+                (data, response) = try await URLSession.shared.data(from: url.appendingPathComponent("manifest.json"))
+            } catch {
+                throw .unreachable(source: shown, reason: error.localizedDescription)
+            }
+            let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+            guard status == 200 else { throw .http(url: shown, status: status) }
+        }
+        do {
+            return try ManifestFile.decode(data, path: shown)
+        } catch {
+            throw .manifest(error)
+        }
+    }
+}
