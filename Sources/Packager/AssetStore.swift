@@ -18,11 +18,19 @@ final class AssetStore: Sendable {
     private let hashes = Mutex<[String: String]>([:])
     private let prepared = Mutex<[String: PreparedEntry]>([:])
     private let stylesheets = Mutex<[String: Stylesheet]>([:])
+    private let previousHashes: HashCache
+    private let stamps = Mutex<[String: HashCache.Record]>([:])
 
-    init(export: ExportDirectory, course: Course, writer: ZipWriter) {
+    init(export: ExportDirectory, course: Course, writer: ZipWriter, previousHashes: HashCache = HashCache()) {
         self.export = export
         self.course = course
         self.writer = writer
+        self.previousHashes = previousHashes
+    }
+
+    /// What this build learned, for the next one.
+    var hashCache: HashCache {
+        HashCache(writtenAt: 0, records: stamps.withLock { $0 })
     }
 
     /// A bundled stylesheet with its references rewritten relative to where it lands.
@@ -45,7 +53,16 @@ final class AssetStore: Sendable {
         if Self.isStylesheet(staticPath) {
             digest = Digest.hex(SHA256.hash(data: try stylesheet(staticPath).bytes))
         } else {
-            digest = try Digest.file(try filePath(staticPath))
+            let path = try filePath(staticPath)
+            let stamp = HashCache.stamp(path)
+            if let stamp, let cached = previousHashes.hash(of: staticPath, size: stamp.size, modified: stamp.modified) {
+                digest = cached
+            } else {
+                digest = try Digest.file(path)
+            }
+            if let stamp {
+                stamps.withLock { $0[staticPath] = HashCache.Record(size: stamp.size, modified: stamp.modified, sha256: digest) }
+            }
         }
         hashes.withLock { $0[staticPath] = digest }
         return digest

@@ -53,10 +53,14 @@ public struct CoursePackager: Sendable {
         var report = BuildReport(courseID: course.id, publishedAt: options.publishedAt, outputFolder: out)
         let leaves = course.blocks.filter { !$0.isContainer }
         let previousEntries = Dictionary((previous?.blocks ?? []).map { ($0.usageID, $0) }, uniquingKeysWith: { a, _ in a })
+        let previousHashes = HashCache.load(from: out)
+        let assets = AssetStore(
+            export: export.directory, course: course, writer: ZipWriter(level: options.compressionLevel),
+            previousHashes: previousHashes)
         let packager = BlockPackager(
             course: course, export: export.directory,
             renderer: BlockRenderer(templates: options.templates, generator: options.generator),
-            assets: AssetStore(export: export.directory, course: course, writer: ZipWriter(level: options.compressionLevel)),
+            assets: assets,
             options: options, previous: previousEntries, jumpTargets: Self.jumpTargets(course),
             publishedArchives: Set((previous?.blocks ?? []).compactMap(\.archive)))
 
@@ -118,6 +122,8 @@ public struct CoursePackager: Sendable {
             throw .output(path: manifestPath, reason: "\(error)")
         }
         for (_, path) in staged { unlink(out + "/" + path) }
+        let hashes = assets.hashCache
+        if hashes.records != previousHashes.records { hashes.save(to: out) }
 
         let kept = Set(entries.compactMap(\.archive))
         for stale in Set((previous?.blocks ?? []).compactMap(\.archive)).subtracting(kept).sorted() {

@@ -115,4 +115,22 @@ func id(_ name: String) -> String { "block-v1:O+N+r+type@html+block@\(name)" }
             #expect(TestSupport.files(under: out).filter { !$0.hasPrefix(".") } == ["manifest.json"])
         }
     }
+
+    /// Unchanged media is not read again: the hash cache answers for a file whose size and
+    /// mtime are unchanged, and any change of either makes it read again.
+    @Test func theHashCacheAnswersForUnchangedFilesAndNotForChangedOnes() throws {
+        let course = try fourBlockCourse()
+        let old = Date(timeIntervalSince1970: 1_600_000_000)
+        try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: course + "/static/other.png")
+        let (out, _) = try build(course)
+        #expect(FileManager.default.fileExists(atPath: out + "/.coursepack-cache.json"))
+        // Same size, same mtime, other bytes: only the cache can make the build miss this.
+        try TestSupport.write(["static/other.png": "PNG OTHER IMAGE"], under: course)
+        try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: course + "/static/other.png")
+        let (_, cached) = try build(course, into: out, publishedAt: "2026-12-01T00:00:00Z")
+        #expect(cached.counts.built == 0 && cached.counts.reused == 4)
+        try FileManager.default.setAttributes([.modificationDate: Date()], ofItemAtPath: course + "/static/other.png")
+        let (_, rehashed) = try build(course, into: out, publishedAt: "2026-12-02T00:00:00Z")
+        #expect(rehashed.counts.built == 1, "a new mtime makes the file read again")
+    }
 }
