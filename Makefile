@@ -4,7 +4,7 @@ RELEASE_BIN := .build/release/coursepack
 EXAMPLE := examples/coursepack-101
 EXAMPLE_OUT := out/example
 
-.PHONY: run test build release templates clean
+.PHONY: run test build release templates clean bench
 
 run: release
 	$(RELEASE_BIN) build $(EXAMPLE) --out $(EXAMPLE_OUT) --report $(EXAMPLE_OUT).report.json
@@ -32,3 +32,9 @@ templates:
 
 clean:
 	rm -rf .build out
+
+bench:
+	@scripts/ensure-deps.sh --bench
+	$(SWIFT) build -c release --product coursepack
+	$(SWIFT) build -c release --product coursepack-bench
+	python3 bench/run.py

@@ -28,7 +28,7 @@ let package = Package(
         .target(name: "LinkRewriter"),
         .target(
             name: "BlockRenderer",
-            dependencies: ["CourseExport", .product(name: "Mustache", package: "swift-mustache")]
+            dependencies: ["CourseExport", "LinkRewriter", .product(name: "Mustache", package: "swift-mustache")]
         ),
         .target(name: "Manifest"),
         .target(
@@ -49,6 +49,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .executableTarget(name: "coursepack-bench", dependencies: ["ZipArchive", "LinkRewriter"]),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "ZipArchiveTests", dependencies: ["ZipArchive", "ZlibStream", "TestSupport"]),
         .testTarget(name: "CourseExportTests", dependencies: ["CourseExport", "TestSupport"]),

@@ -6,6 +6,11 @@ set -euo pipefail
 missing=()
 [ -f /usr/include/zlib.h ] || missing+=(zlib1g-dev)
 command -v pkg-config >/dev/null || missing+=(pkg-config)
+if [ "${1:-}" = "--bench" ]; then
+  command -v zip >/dev/null || missing+=(zip)
+  command -v unzip >/dev/null || missing+=(unzip)
+  [ -x /usr/bin/time ] || missing+=(time)
+fi
 if [ "${1:-}" = "--test" ]; then
   command -v unzip >/dev/null || missing+=(unzip)
   command -v zip >/dev/null || missing+=(zip)

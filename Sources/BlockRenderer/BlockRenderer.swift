@@ -21,7 +21,7 @@ public enum RenderResult: Sendable {
 /// Renders each leaf block to a standalone HTML page with the page templates.
 public struct BlockRenderer: Sendable {
     /// Bumped whenever rendering changes what a page contains, so every block counts as changed.
-    public static let version = "1"
+    public static let version = "2"
 
     static let onlineOnlyReasons: [String: String] = [
         "discussion": "discussions need the network",
@@ -36,8 +36,6 @@ public struct BlockRenderer: Sendable {
         "staffgradedxblock": "staff graded assignments are submitted online",
         "word_cloud": "word clouds gather answers online",
         "annotatable": "annotations are stored online",
-        "problem": "problems are not rendered offline yet",
-        "video": "videos are not rendered offline yet",
     ]
 
     public let templates: PageTemplates
@@ -55,7 +53,21 @@ public struct BlockRenderer: Sendable {
         switch block.type {
         case "html":
             let (content, file) = try htmlContent(of: block, export: export)
-            return .rendered(page(for: block, in: course, content: content, contentFile: file))
+            let processed = NetworkContent.process(content)
+            return .rendered(page(for: block, in: course, content: processed.html, contentFile: file, requiresNetwork: processed.requiresNetwork))
+        case "problem":
+            switch ProblemRenderer(block: block).render() {
+            case .html(let html): return .rendered(page(for: block, in: course, content: Array(html.utf8), contentFile: block.file))
+            case .onlineOnly(let reason): return .onlineOnly(reason: reason)
+            }
+        case "video":
+            switch VideoRenderer(block: block, course: course, export: export).render() {
+            case .page(let output):
+                var rendered = page(for: block, in: course, content: Array(output.html.utf8), contentFile: block.file, requiresNetwork: output.requiresNetwork)
+                rendered.files.merge(output.files) { first, _ in first }
+                return .rendered(rendered)
+            case .onlineOnly(let reason): return .onlineOnly(reason: reason)
+            }
         default:
             return .onlineOnly(reason: Self.onlineOnlyReasons[block.type] ?? "\(block.type) blocks are not supported offline")
         }

@@ -65,8 +65,9 @@ public struct PageTemplates: Sendable {
         let marker = "\u{1}coursepack-content-\(UInt64.random(in: 0...UInt64.max))\u{1}"
         var values = fields
         values["content"] = marker
-        let rendered = shell.render(values)
-        guard let split = rendered.range(of: marker) else { return Array(rendered.utf8) + content }
-        return Array(rendered[..<split.lowerBound].utf8) + content + Array(rendered[split.upperBound...].utf8)
+        let rendered = Array(shell.render(values).utf8)
+        let needle = Array(marker.utf8)
+        guard let start = rendered.indices.first(where: { rendered[$0...].starts(with: needle) }) else { return rendered + content }
+        return Array(rendered[..<start]) + content + Array(rendered[(start + needle.count)...])
     }
 }

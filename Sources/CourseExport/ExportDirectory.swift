@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Synchronization
 
 /// Read access to the files of one export folder that never leaves it: symlinks that point
 /// outside, FIFOs, devices and oversized files are refused with a reason.
@@ -11,6 +12,7 @@ public struct ExportDirectory: Sendable {
 
     /// Canonical path of the folder holding `course.xml`.
     public let root: String
+    private let folders = FolderCache()
 
     public init(root: String) throws(CourseError) {
         guard let resolved = realpath(root, nil) else {
@@ -24,6 +26,32 @@ public struct ExportDirectory: Sendable {
 
     /// Where `relative` really lives, if it is a regular file inside the export.
     public func regularFile(_ relative: String) throws(CourseError) -> String {
+        // Fast path: a plain file (not a link) in a folder already known to resolve inside the export.
+        if let slash = relative.lastIndex(of: "/") {
+            let folder = String(relative[..<slash])
+            if let real = try resolvedFolder(folder) {
+                let candidate = real + "/" + relative[relative.index(after: slash)...]
+                var info = stat()
+                if lstat(candidate, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG { return candidate }
+            }
+        }
+        return try resolve(relative)
+    }
+
+    /// The canonical path of an export folder, remembered; nil when it is not a folder inside the export.
+    private func resolvedFolder(_ folder: String) throws(CourseError) -> String? {
+        if let known = folders.withLock({ $0[folder] }) { return known }
+        guard let resolved = realpath(path(folder), nil) else { return nil }
+        defer { free(resolved) }
+        let real = String(cString: resolved)
+        guard real.hasPrefix(root + "/") || real == root else {
+            throw .unsafeArchive(path: folder, reason: "a symlink that points outside the course export")
+        }
+        folders.withLock { $0[folder] = real }
+        return real
+    }
+
+    private func resolve(_ relative: String) throws(CourseError) -> String {
         let full = path(relative)
         guard let resolved = realpath(full, nil) else {
             throw .unreadable(path: relative, reason: errno == ENOENT ? "no such file" : String(cString: strerror(errno)))
@@ -90,4 +118,10 @@ public struct ExportDirectory: Sendable {
         }
         return result.sorted()
     }
+}
+
+/// Folders already resolved, shared by the copies of an `ExportDirectory` and their threads.
+private final class FolderCache: Sendable {
+    private let map = Mutex<[String: String]>([:])
+    func withLock<R>(_ body: (inout [String: String]) -> R) -> R { map.withLock { body(&$0) } }
 }

@@ -25,7 +25,12 @@ public enum HTMLScanner {
                 i += 1
                 continue
             }
-            let tag = scanTag(bytes, from: i, into: &found)
+            let tag = scanTag(bytes, from: i)
+            if !tag.closing {
+                for (attribute, value) in tag.attributes {
+                    found += attributeReferences(bytes, attribute: attribute, value: value)
+                }
+            }
             i = tag.end
             if !tag.closing, tag.name == "style" || tag.name == "script" {
                 let close = bytes.findCaseInsensitive("</\(tag.name)", from: i) ?? n
@@ -40,13 +45,14 @@ public enum HTMLScanner {
         return found
     }
 
-    private struct Tag {
+    struct Tag {
         var name: String
         var closing: Bool
         var end: Int
+        var attributes: [(name: String, value: Range<Int>)] = []
     }
 
-    private static func scanTag(_ bytes: [UInt8], from start: Int, into found: inout [Reference]) -> Tag {
+    static func scanTag(_ bytes: [UInt8], from start: Int) -> Tag {
         let n = bytes.count
         var i = start + 1
         let closing = bytes[i] == UInt8(ascii: "/")
@@ -54,10 +60,11 @@ public enum HTMLScanner {
         let nameStart = i
         while i < n, !bytes[i].isHTMLSpace, bytes[i] != UInt8(ascii: ">"), bytes[i] != UInt8(ascii: "/") { i += 1 }
         let name = String(decoding: bytes[nameStart..<i], as: UTF8.self).lowercased()
+        var attributes: [(name: String, value: Range<Int>)] = []
         while i < n {
             while i < n, bytes[i].isHTMLSpace || bytes[i] == UInt8(ascii: "/") { i += 1 }
             guard i < n else { break }
-            if bytes[i] == UInt8(ascii: ">") { return Tag(name: name, closing: closing, end: i + 1) }
+            if bytes[i] == UInt8(ascii: ">") { return Tag(name: name, closing: closing, end: i + 1, attributes: attributes) }
             let attributeStart = i
             while i < n, !bytes[i].isHTMLSpace, bytes[i] != UInt8(ascii: ">"), bytes[i] != UInt8(ascii: "="),
                 bytes[i] != UInt8(ascii: "/") || i == attributeStart
@@ -82,9 +89,9 @@ public enum HTMLScanner {
                 value = j..<end
                 i = end
             }
-            if !closing { found += attributeReferences(bytes, attribute: attribute, value: value) }
+            attributes.append((attribute, value))
         }
-        return Tag(name: name, closing: closing, end: n)
+        return Tag(name: name, closing: closing, end: n, attributes: attributes)
     }
 
     static func attributeReferences(_ bytes: [UInt8], attribute: String, value: Range<Int>) -> [Reference] {
@@ -116,6 +123,46 @@ public enum HTMLScanner {
             }
             if end < i { continue }
             while i < value.upperBound, bytes[i] != UInt8(ascii: ",") { i += 1 }
+        }
+        return found
+    }
+}
+
+/// An element found in a page, with its whole extent (start tag to end tag).
+public struct FoundElement: Sendable, Equatable {
+    public let range: Range<Int>
+    /// Attribute values with character references decoded.
+    public let attributes: [String: String]
+}
+
+extension HTMLScanner {
+    /// Every `<name …>…</name>` (or lone start tag) in the page, outside comments.
+    public static func elements(named name: String, in bytes: [UInt8]) -> [FoundElement] {
+        var found: [FoundElement] = []
+        var i = 0
+        while i < bytes.count {
+            if bytes.matches("<!--", at: i) {
+                i = (bytes.find("-->", from: i + 4).map { $0 + 3 }) ?? bytes.count
+                continue
+            }
+            guard bytes[i] == UInt8(ascii: "<"), i + 1 < bytes.count, bytes[i + 1].isASCIILetter else {
+                i += 1
+                continue
+            }
+            let tag = scanTag(bytes, from: i)
+            if tag.name == name {
+                let end = bytes.findCaseInsensitive("</\(name)", from: tag.end).flatMap { close in
+                    bytes[close...].firstIndex(of: UInt8(ascii: ">")).map { $0 + 1 }
+                } ?? tag.end
+                var attributes: [String: String] = [:]
+                for (attribute, value) in tag.attributes where attributes[attribute] == nil {
+                    attributes[attribute] = CharacterReferences.decode(bytes[value])
+                }
+                found.append(FoundElement(range: i..<end, attributes: attributes))
+                i = end
+            } else {
+                i = tag.end
+            }
         }
         return found
     }

@@ -7,6 +7,8 @@ public enum LinkTarget: Sendable, Equatable {
     case block(id: String, suffix: String)
     /// Another path on the LMS (`/courses/…`, `/u/…`).
     case lmsPath(String)
+    /// A relative URL such as `notes.html`: relative to an LMS page, so it means nothing offline.
+    case relative(String)
     /// External URLs, `data:`, `mailto:`, anchors: left exactly as they are.
     case untouched
 
@@ -41,7 +43,7 @@ public enum LinkTarget: Sendable, Equatable {
             return trimmedID.isEmpty ? .lmsPath(path) : .block(id: trimmedID, suffix: suffix)
         }
         if path.hasPrefix("/") { return .lmsPath(trimmed) }
-        return .untouched
+        return path.isEmpty ? .untouched : .relative(trimmed)
     }
 }
 

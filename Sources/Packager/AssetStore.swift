@@ -98,7 +98,7 @@ final class AssetStore: Sendable {
             switch target {
             case .asset(let name, _):
                 found = course.staticFiles.resolve(name)
-            case .untouched:
+            case .untouched, .relative:
                 // A relative url() inside a bundled stylesheet points next to it, inside static/.
                 let relative = RelativePath.resolve(PercentEncoding.decode(reference.url.split(whereSeparator: { $0 == "?" || $0 == "#" }).first.map(String.init) ?? ""), from: folder)
                 if let relative, course.staticFiles.paths.contains(relative) { dependencies.append(relative) }
@@ -115,7 +115,8 @@ final class AssetStore: Sendable {
             if case .asset(_, let s) = target { suffix = s } else { suffix = "" }
             return .replace(RelativePath.link(to: found, from: folder) + suffix)
         }
-        let sheet = Stylesheet(bytes: rewritten, dependencies: dependencies, unresolved: unresolved)
+        // A stylesheet names the same image in many rules; each file is bundled once.
+        let sheet = Stylesheet(bytes: rewritten, dependencies: Array(Set(dependencies)).sorted(), unresolved: Array(Set(unresolved)).sorted())
         stylesheets.withLock { $0[staticPath] = sheet }
         return sheet
     }

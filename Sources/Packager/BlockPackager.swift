@@ -53,7 +53,7 @@ struct BlockPackager: Sendable {
         var warnings: [Diagnostic] = []
         var bundled = Set<String>()
         let page = LinkRewriter.rewrite(rendered.page, references: LinkRewriter.references(in: rendered.page, as: .html)) { reference in
-            let (resolution, file, problem) = resolve(reference)
+            let (resolution, file, problem) = resolve(reference, generated: rendered.files)
             if let file { bundled.insert(file) }
             if let problem {
                 warnings.append(Diagnostic(block: block.usageID, file: rendered.contentFile, message: problem, reference: reference.url))
@@ -115,10 +115,25 @@ struct BlockPackager: Sendable {
 
     /// What a reference in a page becomes: a bundled file, a link to another block's bundle, an
     /// absolute LMS link, or (when it cannot be resolved) itself, with the reason.
-    private func resolve(_ reference: Reference) -> (LinkRewriter.Resolution, file: String?, problem: String?) {
+    private func resolve(_ reference: Reference, generated: [String: [UInt8]]) -> (LinkRewriter.Resolution, file: String?, problem: String?) {
         switch LinkTarget.classify(reference.url) {
         case .untouched:
             return (.keep, nil, nil)
+        case .relative(let url):
+            // Only attributes hold links; a relative string in script text is not one.
+            guard case .attribute = reference.context else { return (.keep, nil, nil) }
+            let split = url.firstIndex { $0 == "?" || $0 == "#" } ?? url.endIndex
+            let name = PercentEncoding.decode(String(url[..<split]))
+            if generated[name] != nil { return (.keep, nil, nil) }
+            // Studio's older editors linked to another unit by its bare url_name.
+            if let folder = jumpTargets[name] {
+                return (.replace("../../" + PercentEncoding.encodePath(folder) + "/index.html" + Self.escaped(String(url[split...]), in: reference)), nil, nil)
+            }
+            // Old pages sometimes name a static file without /static/.
+            if let path = course.staticFiles.resolve(name) {
+                return (.replace("static/" + PercentEncoding.encodePath(path) + Self.escaped(String(url[split...]), in: reference)), path, nil)
+            }
+            return (.keep, nil, "unresolved reference: a relative link that names no course file")
         case .asset(let name, let suffix):
             guard let path = course.staticFiles.resolve(name) else {
                 return (.keep, nil, "unresolved reference: no file \"\(name)\" in the course's static files")

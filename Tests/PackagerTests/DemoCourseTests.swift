@@ -68,7 +68,7 @@ func validateAgainstSchema(_ manifestPath: String) throws {
                     bad.append(("offline_download", b["usage_id"]))
                 if len(b["content_hash"]) != 64 or b["last_modified"] != m["published_at"]: bad.append(("hash", b["usage_id"]))
                 if not b["usage_id"].startswith("block-v1:OpenedX+DemoX+DemoCourse+type@" + b["type"] + "+block@"): bad.append(("id", b["usage_id"]))
-                if not b["parents"] or "type@vertical" not in b["parents"][0]: bad.append(("parents", b["usage_id"]))
+                if not any("type@vertical" in p for p in b["parents"]) or "type@course" not in b["parents"][-1]: bad.append(("parents", b["usage_id"]))
             print(bad)
             """
         let result = try TestSupport.run(python, ["-c", script, out])

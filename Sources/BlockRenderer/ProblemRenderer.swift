@@ -1,0 +1,201 @@
+import CourseExport
+
+/// Renders a CAPA problem as an accessible form a learner fills in offline. The answers stay
+/// in the page (localStorage) for an online step to submit. Nothing that reveals an answer is
+/// ever written: no `correct` flags, solutions, hints, answer scripts or explanations.
+struct ProblemRenderer {
+    /// Elements whose content gives answers away or only runs on the server.
+    static let answerElements: Set<String> = [
+        "solution", "answer", "script", "choicehint", "hint", "hintgroup", "demandhint", "hintpart",
+        "correcthint", "stringequalhint", "numerichint", "optionhint", "additional_answer",
+        "responseparam", "compoundhint", "correctness", "explanation", "solutionset", "answer_display",
+    ]
+
+    /// Response types that need the server (or custom JavaScript) to be shown faithfully.
+    static let unsupportedResponses: [String: String] = [
+        "customresponse": "custom Python-graded problems need the server",
+        "jsinput": "JavaScript input problems need their online grader",
+        "drag_and_drop_input": "drag and drop problems need the server",
+        "coderesponse": "code problems are graded online",
+        "schematicresponse": "circuit schematic problems need the server",
+        "imageresponse": "image region problems are not rendered offline",
+        "symbolicresponse": "symbolic math problems are graded online",
+        "annotationresponse": "annotation problems need the server",
+        "externalresponse": "externally graded problems need the server",
+        "javascriptresponse": "JavaScript problems need their online grader",
+        "chemicalequationinput": "chemical equation input needs the server",
+        "crystallography": "crystallography input needs the server",
+        "vsepr_input": "molecular geometry input needs the server",
+        "editamoleculeinput": "molecule editor input needs the server",
+        "designprotein2dinput": "protein designer input needs the server",
+        "editageneinput": "gene editor input needs the server",
+        "schematic": "circuit schematic problems need the server",
+    ]
+
+    static let responseTypes: Set<String> = [
+        "multiplechoiceresponse", "choiceresponse", "optionresponse", "stringresponse", "numericalresponse", "formularesponse",
+    ]
+
+    let block: Block
+
+    enum Outcome {
+        case html(String)
+        case onlineOnly(String)
+    }
+
+    func render() -> Outcome {
+        if let reason = unsupportedReason(block.definition) { return .onlineOnly(reason) }
+        var counter = 0
+        let body = renderNodes(block.definition.children, counter: &counter)
+        guard counter > 0 else { return .onlineOnly("this problem has no question coursepack can show offline") }
+        let key = HTMLText.escape("coursepack:" + block.usageID)
+        return .html("""
+            <form class="coursepack-problem" data-storage-key="\(key)" onsubmit="return false">
+            \(body)
+            <p class="coursepack-online-only" role="note">Your answers are kept on this device. They are checked when you submit them online.</p>
+            </form>
+            <script>
+            (function () {
+              var form = document.querySelector("form.coursepack-problem");
+              var key = form.getAttribute("data-storage-key");
+              var saved = {};
+              try { saved = JSON.parse(localStorage.getItem(key) || "{}"); } catch (e) {}
+              Array.prototype.forEach.call(form.elements, function (input) {
+                if (!(input.name in saved)) return;
+                if (input.type === "radio" || input.type === "checkbox") { input.checked = saved[input.name].indexOf(input.value) >= 0; }
+                else { input.value = saved[input.name][0]; }
+              });
+              form.addEventListener("change", function () {
+                var answers = {};
+                Array.prototype.forEach.call(form.elements, function (input) {
+                  if (!input.name) return;
+                  answers[input.name] = answers[input.name] || [];
+                  if ((input.type !== "radio" && input.type !== "checkbox") || input.checked) answers[input.name].push(input.value);
+                });
+                try { localStorage.setItem(key, JSON.stringify(answers)); } catch (e) {}
+              });
+            })();
+            </script>
+            """)
+    }
+
+    private func unsupportedReason(_ element: XMLElement) -> String? {
+        if let reason = Self.unsupportedResponses[element.name] { return reason }
+        for child in element.childElements {
+            if let reason = unsupportedReason(child) { return reason }
+        }
+        return nil
+    }
+
+    private func renderNodes(_ nodes: [XMLNode], counter: inout Int) -> String {
+        var out = ""
+        for node in nodes {
+            switch node {
+            case .text(let text):
+                out += HTMLText.escape(text)
+            case .element(let element):
+                if Self.answerElements.contains(element.name) { continue }
+                if Self.responseTypes.contains(element.name) {
+                    counter += 1
+                    out += response(element, number: counter)
+                } else if element.name == "problem" || element.name == "text" {
+                    out += renderNodes(element.children, counter: &counter)
+                } else {
+                    // Walked, not copied: a response may sit inside any wrapper.
+                    let attributes = HTMLText.attributes(element)
+                    if HTMLText.voidElements.contains(element.name.lowercased()) {
+                        out += "<\(element.name)\(attributes)>"
+                    } else {
+                        out += "<\(element.name)\(attributes)>" + renderNodes(element.children, counter: &counter) + "</\(element.name)>"
+                    }
+                }
+            }
+        }
+        return out
+    }
+
+    private func response(_ element: XMLElement, number: Int) -> String {
+        let id = "q\(number)"
+        let label = first("label", in: element).map { visibleText($0) } ?? element.attribute("label") ?? "Question \(number)"
+        let descriptions = all("description", in: element).map(visibleText)
+        let describedBy = descriptions.indices.map { "\(id)-d\($0)" }.joined(separator: " ")
+        var out = "<fieldset class=\"coursepack-response\" id=\"\(id)\"\(describedBy.isEmpty ? "" : " aria-describedby=\"\(describedBy)\"")>\n"
+        out += "<legend>\(HTMLText.escape(label))</legend>\n"
+        for (index, text) in descriptions.enumerated() {
+            out += "<p class=\"coursepack-description\" id=\"\(id)-d\(index)\">\(HTMLText.escape(text))</p>\n"
+        }
+        // Inline content between the inputs (text, images) stays, minus what gives answers away.
+        let context = element.children.filter {
+            guard case .element(let child) = $0 else { return true }
+            return !["label", "description", "choicegroup", "checkboxgroup", "optioninput", "textline", "formulaequationinput"].contains(child.name)
+        }
+        out += HTMLText.serialize(context) { Self.answerElements.contains($0.name) }
+        switch element.name {
+        case "multiplechoiceresponse", "choiceresponse":
+            let type = element.name == "choiceresponse" ? "checkbox" : "radio"
+            let choices = all("choice", in: element)
+            for (index, choice) in choices.enumerated() {
+                let value = HTMLText.escape(choice.attribute("name") ?? "choice_\(index)")
+                let text = HTMLText.serialize(choice.children) { Self.answerElements.contains($0.name) }
+                out += "<label class=\"coursepack-choice\"><input type=\"\(type)\" name=\"\(id)\" value=\"\(value)\"> \(text.trimmingWhitespace())</label>\n"
+            }
+        case "optionresponse":
+            out += "<select name=\"\(id)\" aria-label=\"\(HTMLText.escape(label))\"><option value=\"\">Select an option</option>"
+            for option in options(in: element) {
+                out += "<option value=\"\(HTMLText.escape(option))\">\(HTMLText.escape(option))</option>"
+            }
+            out += "</select>\n"
+        default:
+            let numeric = element.name == "numericalresponse"
+            out += "<input type=\"text\" name=\"\(id)\" aria-label=\"\(HTMLText.escape(label))\"\(numeric ? " inputmode=\"decimal\"" : "")>\n"
+        }
+        return out + "</fieldset>\n"
+    }
+
+    /// Options of an `<optioninput>`: `<option>` children or the `options="('a','b')"` attribute.
+    private func options(in element: XMLElement) -> [String] {
+        let children = all("option", in: element).map { visibleText($0) }
+        if !children.isEmpty { return children }
+        guard let input = first("optioninput", in: element), let list = input.attribute("options") else { return [] }
+        var result: [String] = []
+        var current = ""
+        var quote: Character?
+        for character in list {
+            if let open = quote {
+                if character == open { result.append(current); current = ""; quote = nil } else { current.append(character) }
+            } else if character == "'" || character == "\"" {
+                quote = character
+            }
+        }
+        return result
+    }
+
+    private func visibleText(_ element: XMLElement) -> String {
+        element.children.map {
+            switch $0 {
+            case .text(let t): return t
+            case .element(let e): return Self.answerElements.contains(e.name) ? "" : visibleText(e)
+            }
+        }.joined().trimmingWhitespace()
+    }
+
+    private func first(_ name: String, in element: XMLElement) -> XMLElement? { all(name, in: element).first }
+
+    private func all(_ name: String, in element: XMLElement) -> [XMLElement] {
+        var found: [XMLElement] = []
+        for child in element.childElements {
+            if child.name == name { found.append(child) } else if !Self.answerElements.contains(child.name) { found += all(name, in: child) }
+        }
+        return found
+    }
+}
+
+extension String {
+    func trimmingWhitespace() -> String {
+        let scalars = unicodeScalars
+        guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
+            let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })
+        else { return "" }
+        return String(scalars[first...last])
+    }
+}

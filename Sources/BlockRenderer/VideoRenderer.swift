@@ -1,0 +1,137 @@
+import CourseExport
+import Foundation
+
+/// Renders a video block: a local file plays in `<video>` with WebVTT tracks; a YouTube or
+/// externally hosted video keeps its transcripts as readable text and a link to watch online.
+struct VideoRenderer {
+    static let videoExtensions: Set<String> = ["mp4", "m4v", "webm", "ogv", "mov"]
+
+    let block: Block
+    let course: Course
+    let export: ExportDirectory
+
+    struct Output {
+        var html: String
+        var files: [String: [UInt8]]
+        var requiresNetwork: [String]
+    }
+
+    enum Outcome {
+        case page(Output)
+        case onlineOnly(String)
+    }
+
+    func render() -> Outcome {
+        let sources = self.sources()
+        let local = sources.first { isLocal($0) }
+        let external = sources.filter { !isLocal($0) }
+        var requiresNetwork = external
+        if let id = youtubeID() { requiresNetwork.insert("https://www.youtube.com/watch?v=\(id)", at: 0) }
+
+        var files: [String: [UInt8]] = [:]
+        var tracks: [(language: String, file: String, transcript: Transcript)] = []
+        for (language, name) in transcriptFiles() {
+            guard let path = course.staticFiles.resolve(name), let bytes = try? export.read("static/" + path) else { continue }
+            let transcript = name.lowercased().hasSuffix(".sjson") ? Transcript.parseSJSON(bytes) : Transcript.parseSRT(bytes)
+            guard let transcript else { continue }
+            let file = "transcripts/\(Self.safeLanguage(language)).vtt"
+            files[file] = Array(transcript.webVTT.utf8)
+            tracks.append((language, file, transcript))
+        }
+        guard local != nil || !tracks.isEmpty else {
+            return .onlineOnly("the video has no local file and no transcript to show offline")
+        }
+
+        var html = ""
+        if let local {
+            html += "<video class=\"coursepack-video\" controls preload=\"metadata\" playsinline src=\"\(HTMLText.escape(local))\">\n"
+            for (index, track) in tracks.enumerated() {
+                html += "<track kind=\"subtitles\" srclang=\"\(HTMLText.escape(track.language))\" label=\"\(HTMLText.escape(Locale(identifier: "en").localizedString(forLanguageCode: track.language) ?? track.language))\" src=\"\(track.file)\"\(index == 0 ? " default" : "")>\n"
+            }
+            html += "</video>\n"
+        } else if let watch = requiresNetwork.first {
+            html += "<p class=\"coursepack-online-only\">This video plays online: <a href=\"\(HTMLText.escape(watch))\" target=\"_blank\" rel=\"noopener\">watch it</a>. Its transcript is below.</p>\n"
+        }
+        if let handout = block.attributes["handout"], !handout.isEmpty {
+            html += "<p class=\"coursepack-handout\"><a href=\"\(HTMLText.escape(handout))\">Download the handout</a></p>\n"
+        }
+        for track in tracks {
+            html += "<section class=\"coursepack-transcript\" lang=\"\(HTMLText.escape(track.language))\">\n<h2>Transcript (\(HTMLText.escape(track.language)))</h2>\n<ol>\n"
+            for cue in track.transcript.cues {
+                let time = Transcript.timestamp(cue.start).prefix(8)
+                let seconds = cue.start / 1000
+                let stamp = local != nil
+                    ? "<a href=\"#t=\(seconds)\" data-seek=\"\(seconds)\">\(time)</a>"
+                    : youtubeID().map { "<a href=\"https://www.youtube.com/watch?v=\(HTMLText.escape($0))&amp;t=\(seconds)s\" target=\"_blank\" rel=\"noopener\">\(time)</a>" } ?? String(time)
+                html += "<li>\(stamp) \(HTMLText.escape(cue.text).replacingOccurrences(of: "\n", with: "<br>"))</li>\n"
+            }
+            html += "</ol>\n</section>\n"
+        }
+        if local != nil && !tracks.isEmpty {
+            html += """
+                <script>
+                document.addEventListener("click", function (event) {
+                  var link = event.target.closest && event.target.closest("a[data-seek]");
+                  var video = document.querySelector("video.coursepack-video");
+                  if (!link || !video) return;
+                  event.preventDefault();
+                  video.currentTime = Number(link.getAttribute("data-seek"));
+                  video.play();
+                });
+                </script>
+
+                """
+        }
+        return .page(Output(html: html, files: files, requiresNetwork: requiresNetwork))
+    }
+
+    /// `html5_sources` (a JSON list) and `<source src>` children, in that order, without repeats.
+    func sources() -> [String] {
+        var result: [String] = []
+        if let json = block.attributes["html5_sources"], let list = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String] {
+            result += list
+        }
+        result += block.definition.childElements.filter { $0.name == "source" }.compactMap { $0.attribute("src") }
+        var seen = Set<String>()
+        return result.filter { !$0.isEmpty && seen.insert($0).inserted }
+    }
+
+    func isLocal(_ source: String) -> Bool {
+        let path = source.split(whereSeparator: { $0 == "?" || $0 == "#" }).first.map(String.init) ?? source
+        guard path.hasPrefix("/static/") || path.hasPrefix("/asset-v1:") || path.hasPrefix("/c4x/") else { return false }
+        let ext = path.split(separator: ".").last.map { $0.lowercased() } ?? ""
+        return Self.videoExtensions.contains(ext)
+    }
+
+    func youtubeID() -> String? {
+        if let id = block.attributes["youtube_id_1_0"], !id.isEmpty { return id }
+        // youtube="0.75:ID1,1.00:ID2"
+        for pair in (block.attributes["youtube"] ?? "").split(separator: ",") where pair.hasPrefix("1.00:") || pair.hasPrefix("1.0:") {
+            let id = pair.split(separator: ":").dropFirst().joined()
+            if !id.isEmpty { return id }
+        }
+        return nil
+    }
+
+    /// Language → transcript file name, from `transcripts`, `<transcript>` children and `sub`.
+    func transcriptFiles() -> [(String, String)] {
+        var result: [String: String] = [:]
+        if let json = block.attributes["transcripts"], let map = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: String] {
+            result.merge(map) { first, _ in first }
+        }
+        for child in block.definition.childElements where child.name == "transcript" {
+            if let language = child.attribute("language"), let src = child.attribute("src"), result[language] == nil {
+                result[language] = src
+            }
+        }
+        if result["en"] == nil, let sub = block.attributes["sub"], !sub.isEmpty {
+            result["en"] = "subs_\(sub).srt.sjson"
+        }
+        return result.sorted { $0.key < $1.key }
+    }
+
+    static func safeLanguage(_ code: String) -> String {
+        let safe = String(code.unicodeScalars.filter { ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "-" || $0 == "_" })
+        return safe.isEmpty ? "und" : safe
+    }
+}

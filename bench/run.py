@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""`make bench`: builds two generated courses with coursepack and, in the same run on the same
+bytes, with Info-ZIP and a Python zipfile packager; prints a table of times, ratios and peak
+memory, and writes bench/results.json."""
+import json, os, shutil, subprocess, sys, tempfile, time, zipfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(ROOT, ".build/release/coursepack")
+BENCH_BIN = os.path.join(ROOT, ".build/release/coursepack-bench")
+WORK = os.environ.get("BENCH_WORK") or os.path.join(ROOT, "bench/work")
+MEDIA_SUFFIXES = ".mp4:.jpg:.jpeg:.png:.gif:.webp:.mp3:.m4a:.pdf:.woff:.woff2:.zip:.gz"
+REPEATS = int(os.environ.get("BENCH_REPEATS", "3"))
+
+
+def timed(command, cwd=None):
+    """Runs a command under /usr/bin/time; returns (seconds, peak RSS in MB, stdout)."""
+    started = time.perf_counter()
+    result = subprocess.run(["/usr/bin/time", "-f", "%M"] + command, cwd=cwd, capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    if result.returncode not in (0, 1):
+        sys.exit(f"failed: {' '.join(command)}\n{result.stderr}")
+    rss_kb = int(result.stderr.strip().splitlines()[-1])
+    return seconds, rss_kb / 1024, result.stdout
+
+
+def best(command, prepare=None, cwd=None):
+    """Best time of REPEATS runs (least disturbed by the machine), with the peak RSS seen."""
+    runs = []
+    for _ in range(REPEATS):
+        if prepare:
+            prepare()
+        runs.append(timed(command, cwd))
+    return min(r[0] for r in runs), max(r[1] for r in runs), runs[-1][2]
+
+
+def fresh(path):
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
+
+
+def warm(folder):
+    for root, _, files in os.walk(folder):
+        for name in files:
+            with open(os.path.join(root, name), "rb") as f:
+                while f.read(1 << 20):
+                    pass
+
+
+def extract_trees(out, trees):
+    """The per-block file trees the other packagers get: exactly what coursepack bundled."""
+    manifest = json.load(open(os.path.join(out, "manifest.json")))
+    fresh(trees)
+    for block in manifest["blocks"]:
+        if "archive" in block:
+            with zipfile.ZipFile(os.path.join(out, block["archive"])) as z:
+                z.extractall(os.path.join(trees, block["archive"][:-4]))
+
+
+def folder_size(folder):
+    return sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(folder) for f in fs)
+
+
+def bench_course(name, blocks, media_mb):
+    course = os.path.join(WORK, name, "course")
+    out = os.path.join(WORK, name, "out")
+    trees = os.path.join(WORK, name, "trees")
+    other = os.path.join(WORK, name, "other")
+    if not os.path.exists(os.path.join(course, "course.xml")):
+        subprocess.run([sys.executable, os.path.join(ROOT, "bench/generate_course.py"), course, "--blocks", str(blocks), "--media-mb", str(media_mb)], check=True, stdout=subprocess.DEVNULL)
+    warm(course)
+    r = {"course": name, "blocks": blocks, "media_mb": media_mb, "input_mb": round(folder_size(course) / 2**20, 1)}
+    stamp = "2026-11-22T10:00:00Z"
+    r["coursepack_jobs1_s"], r["coursepack_jobs1_rss_mb"], _ = best([BIN, "build", course, "--out", out, "--jobs", "1", "-q", "--published-at", stamp], prepare=lambda: fresh(out))
+    jobs = os.cpu_count() or 1
+    r["coursepack_jobsall_s"], r["coursepack_jobsall_rss_mb"], _ = best([BIN, "build", course, "--out", out, "--jobs", str(jobs), "-q", "--published-at", stamp], prepare=lambda: fresh(out))
+    r["jobs_all"] = jobs
+    r["noop_rebuild_s"], r["noop_rebuild_rss_mb"], _ = best([BIN, "build", course, "--out", out, "-q", "--published-at", stamp])
+    r["output_mb"] = round(folder_size(out) / 2**20, 1)
+    extract_trees(out, trees)
+    warm(trees)
+    loop = 'cd "$1" && for d in */*/; do (cd "$d" && zip -r -6 -q $3 "$2/${d%/}.zip" .); done'
+    def prepare_other():
+        fresh(other)
+        for kind in os.listdir(trees):
+            os.makedirs(os.path.join(other, kind))
+    r["zip_s"], r["zip_rss_mb"], _ = best(["bash", "-c", loop, "-", trees, other, ""], prepare=prepare_other)
+    r["zip_store_media_s"], r["zip_store_media_rss_mb"], _ = best(["bash", "-c", loop, "-", trees, other, "-n " + MEDIA_SUFFIXES], prepare=prepare_other)
+    r["python_s"], r["python_rss_mb"], _ = best([sys.executable, os.path.join(ROOT, "bench/python_packager.py"), trees, other], prepare=lambda: fresh(other))
+    shutil.rmtree(other, ignore_errors=True)
+    r["ratio_vs_zip_jobs1"] = r["zip_s"] / r["coursepack_jobs1_s"]
+    r["ratio_vs_zip_store_media_jobs1"] = r["zip_store_media_s"] / r["coursepack_jobs1_s"]
+    r["ratio_vs_python_jobs1"] = r["python_s"] / r["coursepack_jobs1_s"]
+    r["jobs_speedup"] = r["coursepack_jobs1_s"] / r["coursepack_jobsall_s"]
+    r["noop_ratio"] = r["noop_rebuild_s"] / r["coursepack_jobsall_s"]
+    return r
+
+
+def bench_writer(name):
+    """The ZIP writer alone on one mixed tree (the media course's export: XML, HTML, media)."""
+    tree = os.path.join(WORK, name, "course")
+    target = os.path.join(WORK, "writer")
+    fresh(target)
+    r = {"tree_mb": round(folder_size(tree) / 2**20, 1)}
+    r["coursepack_writer_s"], r["coursepack_writer_rss_mb"], _ = best([BENCH_BIN, "zip", tree, os.path.join(target, "w.zip")], prepare=lambda: fresh(target))
+    r["zip_s"], r["zip_rss_mb"], _ = best(["zip", "-r", "-6", "-q", os.path.join(target, "z.zip"), "."], prepare=lambda: fresh(target), cwd=tree)
+    script = "import os,sys,zipfile\nz=zipfile.ZipFile(sys.argv[2],'w',zipfile.ZIP_DEFLATED,compresslevel=6)\nfor r,_,fs in os.walk(sys.argv[1]):\n  for f in sorted(fs): p=os.path.join(r,f); z.write(p,os.path.relpath(p,sys.argv[1]))\nz.close()"
+    r["python_s"], r["python_rss_mb"], _ = best([sys.executable, "-c", script, tree, os.path.join(target, "p.zip")], prepare=lambda: fresh(target))
+    shutil.rmtree(target, ignore_errors=True)
+    r["ratio_vs_zip"] = r["zip_s"] / r["coursepack_writer_s"]
+    r["ratio_vs_python"] = r["python_s"] / r["coursepack_writer_s"]
+    r["writer_mb_per_s"] = r["tree_mb"] / r["coursepack_writer_s"]
+    return r
+
+
+def bench_rewriter(name):
+    pages = os.path.join(WORK, name, "course", "html")
+    files = sorted(os.path.join(pages, f) for f in os.listdir(pages) if f.endswith(".html"))
+    _, rss, output = timed([BENCH_BIN, "rewrite"] + files)
+    r = json.loads(output)
+    return {"mb_per_s": r["bytes"] / 2**20 / r["seconds"], "references": r["references"], "rss_mb": rss, "pages": len(files)}
+
+
+def main():
+    os.makedirs(WORK, exist_ok=True)
+    started = time.time()
+    results = {"machine": {"cpus": os.cpu_count(), "zip": subprocess.run(["zip", "-v"], capture_output=True, text=True).stdout.splitlines()[1].strip()}}
+    results["media_heavy"] = bench_course("media-heavy", 3000, 200)
+    results["text_heavy"] = bench_course("text-heavy", 6000, 0)
+    results["writer"] = bench_writer("media-heavy")
+    results["rewriter"] = bench_rewriter("text-heavy")
+    results["bench_seconds"] = time.time() - started
+    with open(os.path.join(ROOT, "bench/results.json"), "w") as f:
+        json.dump(results, f, indent=2, sort_keys=True)
+
+    print(f"\ncoursepack benchmark ({results['machine']['cpus']} cores, best of {REPEATS}; ratios = other tool's time / coursepack's; same bytes, same run)\n")
+    print(f"{'':34}{'media-heavy':>18}{'text-heavy':>18}")
+    m, t = results["media_heavy"], results["text_heavy"]
+    rows = [
+        ("blocks / input MB", f"{m['blocks']} / {m['input_mb']}", f"{t['blocks']} / {t['input_mb']}"),
+        ("coursepack --jobs 1 (s, RSS MB)", f"{m['coursepack_jobs1_s']:.2f}s {m['coursepack_jobs1_rss_mb']:.0f}", f"{t['coursepack_jobs1_s']:.2f}s {t['coursepack_jobs1_rss_mb']:.0f}"),
+        (f"coursepack --jobs {m['jobs_all']} (s, RSS MB)", f"{m['coursepack_jobsall_s']:.2f}s {m['coursepack_jobsall_rss_mb']:.0f}", f"{t['coursepack_jobsall_s']:.2f}s {t['coursepack_jobsall_rss_mb']:.0f}"),
+        ("  speedup --jobs all / --jobs 1", f"{m['jobs_speedup']:.2f}x", f"{t['jobs_speedup']:.2f}x"),
+        ("no-op rebuild (s)", f"{m['noop_rebuild_s']:.2f}s", f"{t['noop_rebuild_s']:.2f}s"),
+        ("  ratio to full build", f"{m['noop_ratio']:.3f}", f"{t['noop_ratio']:.3f}"),
+        ("zip -r -6 per block (s)", f"{m['zip_s']:.2f}s", f"{t['zip_s']:.2f}s"),
+        ("  vs coursepack --jobs 1", f"{m['ratio_vs_zip_jobs1']:.2f}x", f"{t['ratio_vs_zip_jobs1']:.2f}x"),
+        ("zip -r -6 -n media per block (s)", f"{m['zip_store_media_s']:.2f}s", f"{t['zip_store_media_s']:.2f}s"),
+        ("  vs coursepack --jobs 1", f"{m['ratio_vs_zip_store_media_jobs1']:.2f}x", f"{t['ratio_vs_zip_store_media_jobs1']:.2f}x"),
+        ("python zipfile per block (s)", f"{m['python_s']:.2f}s", f"{t['python_s']:.2f}s"),
+        ("  vs coursepack --jobs 1", f"{m['ratio_vs_python_jobs1']:.2f}x", f"{t['ratio_vs_python_jobs1']:.2f}x"),
+    ]
+    for label, a, b in rows:
+        print(f"{label:34}{a:>18}{b:>18}")
+    w = results["writer"]
+    print(f"\nZIP writer alone, one archive of the media-heavy export ({w['tree_mb']} MB):")
+    print(f"  coursepack {w['coursepack_writer_s']:.2f}s ({w['writer_mb_per_s']:.0f} MB/s, RSS {w['coursepack_writer_rss_mb']:.0f} MB); "
+          f"zip -r -6 {w['zip_s']:.2f}s ({w['ratio_vs_zip']:.2f}x); python zipfile {w['python_s']:.2f}s ({w['ratio_vs_python']:.2f}x)")
+    rw = results["rewriter"]
+    print(f"LinkRewriter alone, one core: {rw['mb_per_s']:.0f} MB/s of HTML ({rw['pages']} pages)")
+    print(f"\nresults written to bench/results.json ({results['bench_seconds']:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()
