@@ -31,9 +31,10 @@ let package = Package(
             dependencies: ["CourseExport", "LinkRewriter", .product(name: "Mustache", package: "swift-mustache")]
         ),
         .target(name: "Manifest"),
+        .target(name: "CAtomicSwap"),
         .target(
             name: "SyncClient",
-            dependencies: ["Manifest", "ZipArchive", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["Manifest", "ZipArchive", "CAtomicSwap", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .target(
             name: "Packager",

@@ -229,7 +229,8 @@ public struct ZipReader {
         return entries
     }
 
-    static func removeTree(_ path: String) {
+    /// Removes a file or folder tree without following symlinks out of it.
+    public static func removeTree(_ path: String) {
         var info = stat()
         guard lstat(path, &info) == 0 else { return }
         if (info.st_mode & S_IFMT) == S_IFDIR, let dir = opendir(path) {

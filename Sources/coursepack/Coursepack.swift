@@ -12,7 +12,7 @@ struct Coursepack: AsyncParsableCommand {
             unreadable input (nothing changed).
             """,
         version: Version.current,
-        subcommands: [Build.self, Inspect.self, Verify.self, Diff.self])
+        subcommands: [Build.self, Inspect.self, Verify.self, Diff.self, Sync.self, Status.self])
 
     /// Usage errors exit with 2 (ArgumentParser's default is 64), as the README documents.
     static func main() async {

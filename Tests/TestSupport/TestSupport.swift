@@ -162,3 +162,71 @@ extension TestSupport {
         try FileManager.default.copyItem(atPath: source, toPath: destination)
     }
 }
+
+/// A real nginx serving a folder on a free loopback port, with its access log, for sync tests.
+public final class NginxServer: @unchecked Sendable {
+    public let port: Int
+    public let root: String
+    public let folder: String
+    private let process: Process
+
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    public var accessLog: String { folder + "/access.log" }
+
+    /// Nil when nginx is not installed (callers record a failure under CI, never a pass).
+    public init?(serving root: String) throws {
+        guard let nginx = TestSupport.which("nginx") ?? ["/usr/sbin/nginx"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return nil }
+        self.root = root
+        folder = TestSupport.temporaryFolder("nginx")
+        let python = TestSupport.which("python3") ?? "/usr/bin/python3"
+        let probe = try TestSupport.run(python, ["-c", "import socket; s=socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"])
+        port = Int(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        let config = """
+            user root;
+            worker_processes 1;
+            error_log \(folder)/error.log;
+            pid \(folder)/nginx.pid;
+            events { worker_connections 64; }
+            http {
+                log_format plain '$request_method $uri $status $body_bytes_sent "$http_range"';
+                access_log \(folder)/access.log plain;
+                client_body_temp_path \(folder)/body; proxy_temp_path \(folder)/proxy;
+                fastcgi_temp_path \(folder)/fastcgi; uwsgi_temp_path \(folder)/uwsgi; scgi_temp_path \(folder)/scgi;
+                types { application/json json; application/zip zip; }
+                server {
+                    listen 127.0.0.1:\(port);
+                    root \(root);
+                }
+            }
+            """
+        try TestSupport.write(["nginx.conf": config], under: folder)
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: nginx)
+        process.arguments = ["-c", folder + "/nginx.conf", "-p", folder, "-g", "daemon off;"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Ready when the port accepts connections.
+        for _ in 0..<100 {
+            let check = try TestSupport.run(python, ["-c", "import socket,sys; s=socket.socket(); sys.exit(s.connect_ex(('127.0.0.1', \(port))))"])
+            if check.status == 0 { return }
+            usleep(50_000)
+        }
+    }
+
+    /// Access log lines (`METHOD URI STATUS BYTES "RANGE"`) written so far.
+    public func requests() -> [String] {
+        usleep(100_000)
+        return String(decoding: TestSupport.read(accessLog), as: UTF8.self).split(separator: "\n").map(String.init)
+    }
+
+    public func clearLog() {
+        try? Data().write(to: URL(fileURLWithPath: accessLog))
+        // nginx keeps appending to its open descriptor; truncation is enough.
+    }
+
+    deinit {
+        process.terminate()
+        process.waitUntilExit()
+    }
+}

@@ -1,0 +1,40 @@
+import Manifest
+import ZipArchive
+
+/// A server's manifest is untrusted: before anything is downloaded, every archive path must
+/// stay inside the target, ids must be unique, and sizes and hashes must be plausible.
+enum ManifestValidation {
+    static let maximumArchiveSize: UInt64 = 64 << 30
+
+    static func check(_ manifest: CourseManifest, source: String) throws(SyncError) {
+        func refuse(_ reason: String) -> SyncError { .unsafeManifest(source: source, reason: reason) }
+        var ids = Set<String>()
+        var folders = Set<String>()
+        for block in manifest.blocks {
+            guard ids.insert(block.usageID).inserted else { throw refuse("block \(block.usageID) is listed twice") }
+            guard let archive = block.archive, block.offline != false else { continue }
+            guard let folder = installFolder(of: archive) else {
+                throw refuse("block \(block.usageID) has an unsafe archive path \"\(archive)\"")
+            }
+            guard folders.insert(folder.lowercased()).inserted else {
+                throw refuse("two blocks unpack into \"\(folder)\" (names may differ only by case)")
+            }
+            guard let size = block.size, size <= maximumArchiveSize else {
+                throw refuse("block \(block.usageID) has no plausible archive size (\(block.size.map(String.init) ?? "none"))")
+            }
+            guard let sha = block.sha256, sha.count == 64, sha.allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else {
+                throw refuse("block \(block.usageID) has no valid sha256")
+            }
+        }
+    }
+
+    /// `html/x.zip` → `html/x`: a relative path of plain components, none hidden (the client's
+    /// own state lives in dot-folders) and none `..`; nil when the path is not like that.
+    static func installFolder(of archive: String) -> String? {
+        guard archive.hasSuffix(".zip"), (try? EntryName.validate(archive)) != nil else { return nil }
+        let folder = String(archive.dropLast(4))
+        let parts = folder.split(separator: "/")
+        guard !parts.isEmpty, parts.allSatisfy({ !$0.hasPrefix(".") }), folder != "manifest.json" else { return nil }
+        return folder
+    }
+}

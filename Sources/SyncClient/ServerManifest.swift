@@ -1,0 +1,78 @@
+import Foundation
+import Manifest
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension SyncClient {
+    struct Validators: Codable {
+        var etag: String?
+        var lastModified: String?
+    }
+
+    /// The server's manifest, validated. Over HTTP the request is conditional on the last
+    /// one seen, so an unchanged course costs a 304. `remember` stores what was fetched; it is
+    /// called only once the sync has used it.
+    func fetchServerManifest(remember: Bool) async throws(SyncError) -> (CourseManifest, notModified: Bool, remember: @Sendable () -> Void) {
+        let source = options.source
+        let shown = source.location(of: "manifest.json")
+        let cachePath = stateFolder + "/server-manifest.json"
+        let validatorsPath = stateFolder + "/validators.json"
+        var data: Data
+        var notModified = false
+        var store: @Sendable () -> Void = {}
+        switch source {
+        case .folder(let path):
+            guard let read = FileManager.default.contents(atPath: path + "/manifest.json") else {
+                throw .unreachable(source: shown, reason: "no manifest.json there")
+            }
+            data = read
+        case .http(let base):
+            var request = URLRequest(url: base.appendingPathComponent("manifest.json"))
+            request.cachePolicy = .reloadIgnoringLocalCacheData
+            let cached = FileManager.default.contents(atPath: cachePath)
+            let validators = FileManager.default.contents(atPath: validatorsPath).flatMap { try? JSONDecoder().decode(Validators.self, from: $0) }
+            if cached != nil, let validators {
+                if let etag = validators.etag { request.setValue(etag, forHTTPHeaderField: "If-None-Match") }
+                if let modified = validators.lastModified { request.setValue(modified, forHTTPHeaderField: "If-Modified-Since") }
+            }
+            let configuration = URLSessionConfiguration.ephemeral
+            configuration.urlCache = nil
+            let session = URLSession(configuration: configuration)
+            defer { session.finishTasksAndInvalidate() }
+            let response: URLResponse
+            do {
+                (data, response) = try await session.data(for: request)
+            } catch {
+                throw .unreachable(source: shown, reason: error.localizedDescription)
+            }
+            let http = response as? HTTPURLResponse
+            switch http?.statusCode ?? 0 {
+            case 304:
+                guard let cached else { throw .http(url: shown, status: 304) }
+                data = cached
+                notModified = true
+            case 200:
+                let fresh = Validators(etag: http?.value(forHTTPHeaderField: "ETag"), lastModified: http?.value(forHTTPHeaderField: "Last-Modified"))
+                let body = data
+                store = {
+                    try? body.write(to: URL(fileURLWithPath: cachePath), options: .atomic)
+                    if let encoded = try? JSONEncoder().encode(fresh) { try? encoded.write(to: URL(fileURLWithPath: validatorsPath), options: .atomic) }
+                }
+            case let status:
+                throw .http(url: shown, status: status)
+            }
+        }
+        guard data.count <= 64 << 20 else { throw .unsafeManifest(source: shown, reason: "manifest larger than 64 MiB") }
+        let manifest: CourseManifest
+        do {
+            manifest = try ManifestFile.decode(data, path: shown)
+        } catch {
+            throw .manifest(error)
+        }
+        try ManifestValidation.check(manifest, source: shown)
+        if !remember { store = {} }
+        return (manifest, notModified, store)
+    }
+}

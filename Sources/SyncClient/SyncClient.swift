@@ -1,0 +1,242 @@
+import CAtomicSwap
+import Crypto
+import Foundation
+import Manifest
+import ZipArchive
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Keeps a local copy of a published course up to date: fetches the server's manifest (one
+/// conditional request when nothing changed), downloads only new and outdated blocks, checks
+/// each archive's size and sha256 before unpacking it safely, swaps each block folder in
+/// atomically, and deletes removed blocks only after the new local manifest is written.
+///
+/// Target layout: `TARGET/manifest.json` (what is installed), `TARGET/<type>/<name>/` per
+/// block, and `TARGET/.coursepack-sync/` for state (cached manifest, validators, partial files).
+public struct SyncClient: Sendable {
+    public struct Options: Sendable {
+        public var source: SyncSource
+        public var target: String
+        public var selection: Set<String>
+        public var jobs: Int
+        public var limits: ZipReader.Limits
+
+        public init(source: SyncSource, target: String, selection: Set<String> = [], jobs: Int = 4, limits: ZipReader.Limits = .init()) {
+            self.source = source
+            self.target = target
+            self.selection = selection
+            self.jobs = max(1, jobs)
+            self.limits = limits
+        }
+    }
+
+    public struct Summary: Sendable {
+        public var plan: SyncPlan
+        public var downloadedBlocks = 0
+        public var downloadedBytes: UInt64 = 0
+        public var removedBlocks = 0
+        public var failures: [(usageID: String, error: SyncError)] = []
+        /// The server answered 304 to the manifest request.
+        public var manifestNotModified = false
+        public var seconds = 0.0
+    }
+
+    public let options: Options
+    public init(options: Options) { self.options = options }
+
+    var stateFolder: String { options.target + "/.coursepack-sync" }
+    var localManifestPath: String { options.target + "/manifest.json" }
+
+    /// The plan only; nothing is written.
+    public func plan() async throws(SyncError) -> (SyncPlan, notModified: Bool) {
+        let (server, notModified, _) = try await fetchServerManifest(remember: false)
+        return (makePlan(server), notModified)
+    }
+
+    public func sync(progress: @Sendable (Int, Int) -> Void = { _, _ in }) async throws(SyncError) -> Summary {
+        let started = Date()
+        try makeFolder(options.target)
+        try makeFolder(stateFolder)
+        try makeFolder(stateFolder + "/downloads")
+        let lock = try SyncLock(path: stateFolder + "/lock")
+        defer { withExtendedLifetime(lock) {} }
+
+        let (server, notModified, remember) = try await fetchServerManifest(remember: true)
+        let installed = try readInstalled()
+        var summary = Summary(plan: makePlan(server))
+        summary.manifestNotModified = notModified
+
+        // Download and install, a bounded number at a time.
+        let downloads = summary.plan.downloads
+        let results = await withTaskGroup(of: (Int, Result<UInt64, SyncError>).self) { group in
+            var outcomes = [Result<UInt64, SyncError>?](repeating: nil, count: downloads.count)
+            var next = 0
+            var done = 0
+            func start(_ index: Int) {
+                let block = downloads[index]
+                group.addTask { (index, await self.install(block)) }
+            }
+            while next < min(options.jobs, downloads.count) { start(next); next += 1 }
+            for await (index, result) in group {
+                outcomes[index] = result
+                done += 1
+                progress(done, downloads.count)
+                if next < downloads.count { start(next); next += 1 }
+            }
+            return outcomes
+        }
+
+        var installedNow = Set(summary.plan.unchanged.map(\.usageID))
+        for (block, result) in zip(downloads, results) {
+            switch result {
+            case .success(let bytes):
+                summary.downloadedBlocks += 1
+                summary.downloadedBytes += bytes
+                installedNow.insert(block.usageID)
+            case .failure(let error):
+                summary.failures.append((block.usageID, error))
+            case nil:
+                break
+            }
+        }
+
+        // The new local manifest: the server's entries for what is installed now, the old
+        // entries for blocks whose update failed, and the server's online-only blocks.
+        let before = Dictionary((installed?.blocks ?? []).map { ($0.usageID, $0) }, uniquingKeysWith: { a, _ in a })
+        let removedIDs = Set(summary.plan.removed.map(\.usageID))
+        var blocks: [BlockEntry] = []
+        for block in server.blocks {
+            if !block.isOffline {
+                blocks.append(block)
+            } else if installedNow.contains(block.usageID) {
+                blocks.append(block)
+            } else if let old = before[block.usageID], !removedIDs.contains(old.usageID) {
+                blocks.append(old)
+            }
+        }
+        var local = server
+        local.blocks = blocks
+        do {
+            try ManifestFile.write(local, to: localManifestPath)
+        } catch {
+            throw .local(path: localManifestPath, reason: "cannot write the local manifest: \(error)")
+        }
+        remember()
+
+        for block in summary.plan.removed {
+            guard let archive = block.archive, let folder = ManifestValidation.installFolder(of: archive) else { continue }
+            ZipReader.removeTree(options.target + "/" + folder)
+            summary.removedBlocks += 1
+        }
+        cleanDownloads(keeping: Set(summary.failures.compactMap { failure in downloads.first { $0.usageID == failure.usageID }?.sha256 }))
+        summary.seconds = Date().timeIntervalSince(started)
+        return summary
+    }
+
+    private func makePlan(_ server: CourseManifest) -> SyncPlan {
+        let installed = try? readInstalled()
+        return SyncPlan(server: server, installed: installed, selection: options.selection) { entry in
+            guard let archive = entry.archive, let folder = ManifestValidation.installFolder(of: archive) else { return false }
+            var info = stat()
+            return stat(options.target + "/" + folder, &info) == 0
+        }
+    }
+
+    private func readInstalled() throws(SyncError) -> CourseManifest? {
+        do {
+            return try ManifestFile.read(localManifestPath)
+        } catch {
+            throw .manifest(error)
+        }
+    }
+
+    /// Downloads, verifies and swaps in one block; returns the bytes transferred.
+    private func install(_ block: BlockEntry) async -> Result<UInt64, SyncError> {
+        guard let archive = block.archive, let folder = ManifestValidation.installFolder(of: archive),
+            let sha = block.sha256, let size = block.size
+        else { return .failure(.unsafeManifest(source: options.source.description, reason: "block \(block.usageID) cannot be installed")) }
+        let partial = stateFolder + "/downloads/\(sha).zip"
+        let bytes: UInt64
+        do {
+            bytes = try await Downloader().fetch(options.source.location(of: archive), to: partial, expectedSize: size)
+        } catch {
+            return .failure(error)
+        }
+        let actualSize = Downloader.size(of: partial)
+        guard actualSize == size else {
+            unlink(partial)
+            return .failure(.verification(archive: archive, reason: "the download is \(actualSize) bytes, the manifest says \(size); the installed version is kept"))
+        }
+        guard let digest = try? Self.sha256(of: partial), digest == sha else {
+            unlink(partial)
+            return .failure(.verification(archive: archive, reason: "sha256 does not match the manifest; the installed version is kept"))
+        }
+        let slash = folder.lastIndex(of: "/")
+        let parent = options.target + "/" + (slash.map { String(folder[..<$0]) } ?? "")
+        let name = slash.map { String(folder[folder.index(after: $0)...]) } ?? folder
+        let staging = parent + "/.\(name).new-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        do {
+            try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+            try ZipReader(path: partial, limits: options.limits).extract(into: staging)
+        } catch {
+            unlink(partial)
+            return .failure(.verification(archive: archive, reason: "\(error); the installed version is kept"))
+        }
+        let final = options.target + "/" + folder
+        if coursepack_exchange_paths(staging, final) == 0 {
+            ZipReader.removeTree(staging)
+        } else if rename(staging, final) != 0 {
+            // Not on Linux, or nothing installed yet where EXCHANGE needs both: move the old aside.
+            let old = parent + "/.\(name).old-\(getpid())"
+            rename(final, old)
+            guard rename(staging, final) == 0 else {
+                rename(old, final)
+                ZipReader.removeTree(staging)
+                return .failure(.local(path: final, reason: "cannot install: \(String(cString: strerror(errno)))"))
+            }
+            ZipReader.removeTree(old)
+        }
+        unlink(partial)
+        return .success(bytes)
+    }
+
+    static func sha256(of path: String) throws -> String {
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw SyncError.local(path: path, reason: "cannot be read") }
+        defer { try? handle.close() }
+        var hasher = SHA256()
+        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { hasher.update(data: chunk) }
+        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+    }
+
+    private func makeFolder(_ path: String) throws(SyncError) {
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        } catch {
+            throw .local(path: path, reason: "cannot create the folder")
+        }
+    }
+
+    /// Partial downloads of failed blocks stay for the next run to resume; the rest go.
+    private func cleanDownloads(keeping: Set<String>) {
+        let folder = stateFolder + "/downloads"
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where !keeping.contains(where: { name.hasPrefix($0) }) {
+            unlink(folder + "/" + name)
+        }
+    }
+}
+
+/// Serializes syncs into one target.
+private final class SyncLock {
+    let fd: Int32
+    init(path: String) throws(SyncError) {
+        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw .local(path: path, reason: String(cString: strerror(errno))) }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            close(fd)
+            throw .local(path: path, reason: "another sync into this folder is running")
+        }
+    }
+    deinit { close(fd) }
+}

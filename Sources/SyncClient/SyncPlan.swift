@@ -1,0 +1,34 @@
+import Manifest
+
+/// What a sync will do: compare the installed blocks with the server's manifest.
+public struct SyncPlan: Sendable {
+    public var new: [BlockEntry] = []
+    public var outdated: [BlockEntry] = []
+    /// Installed blocks the server no longer offers offline.
+    public var removed: [BlockEntry] = []
+    public var unchanged: [BlockEntry] = []
+
+    public var downloads: [BlockEntry] { new + outdated }
+    public var bytesToDownload: UInt64 { downloads.reduce(0) { $0 + ($1.size ?? 0) } }
+    public var bytesToDelete: UInt64 { removed.reduce(0) { $0 + ($1.size ?? 0) } }
+
+    /// `selection`: usage ids of blocks or of containers (chapter, sequential, vertical) whose
+    /// blocks to sync; empty means all. Blocks outside it are left as they are.
+    public init(server: CourseManifest, installed: CourseManifest?, selection: Set<String> = [], isPresent: (BlockEntry) -> Bool = { _ in true }) {
+        let local = Dictionary((installed?.blocks ?? []).map { ($0.usageID, $0) }, uniquingKeysWith: { a, _ in a })
+        let offered = Dictionary(server.blocks.filter(\.isOffline).map { ($0.usageID, $0) }, uniquingKeysWith: { a, _ in a })
+        for block in server.blocks where block.isOffline {
+            let selected = selection.isEmpty || selection.contains(block.usageID) || block.parents.contains { selection.contains($0) }
+            let before = local[block.usageID]
+            guard selected || before != nil else { continue }
+            if let before, before.sha256 == block.sha256, before.contentHash == block.contentHash, before.archive == block.archive, isPresent(before) {
+                unchanged.append(block)
+            } else if before != nil {
+                outdated.append(block)
+            } else {
+                new.append(block)
+            }
+        }
+        removed = (installed?.blocks ?? []).filter { $0.isOffline && offered[$0.usageID] == nil }
+    }
+}

@@ -1,0 +1,106 @@
+import ArgumentParser
+import Foundation
+import Manifest
+import SyncClient
+
+struct Sync: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Bring TARGET up to date with a published course: download only new and outdated blocks.")
+
+    @Argument(help: "The published folder or its http(s):// URL (where manifest.json is).")
+    var source: String
+
+    @Option(name: .customLong("to"), help: "Local folder to keep in sync.")
+    var target: String
+
+    @Option(name: .long, parsing: .upToNextOption, help: "Only these blocks, or the blocks inside these chapters, sequentials or units (usage ids).")
+    var blocks: [String] = []
+
+    @Option(name: .long, help: "Parallel downloads.")
+    var jobs: Int = 4
+
+    @Flag(name: .customLong("dry-run"), help: "Print the plan (blocks and bytes to download and delete) and change nothing.")
+    var dryRun = false
+
+    func validate() throws {
+        guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
+    }
+
+    func run() async throws {
+        let client = SyncClient(options: .init(source: SyncSource(source), target: target, selection: Set(blocks), jobs: jobs))
+        if dryRun {
+            let plan: SyncPlan
+            do {
+                (plan, _) = try await client.plan()
+            } catch {
+                printError("error: \(error)")
+                throw ExitCode(ExitStatus.badInput)
+            }
+            for block in plan.new { print("new       \(block.archive ?? "")  \(block.size ?? 0) bytes  \(block.displayName ?? "")") }
+            for block in plan.outdated { print("outdated  \(block.archive ?? "")  \(block.size ?? 0) bytes  \(block.displayName ?? "")") }
+            for block in plan.removed { print("remove    \(block.archive ?? "")  \(block.size ?? 0) bytes  \(block.displayName ?? "")") }
+            print("plan: \(plan.downloads.count) blocks to download (\(plan.bytesToDownload) bytes), \(plan.removed.count) to delete (\(plan.bytesToDelete) bytes), \(plan.unchanged.count) unchanged")
+            return
+        }
+        let progress = ProgressLine(enabled: isatty(STDERR_FILENO) == 1)
+        let summary: SyncClient.Summary
+        do {
+            summary = try await client.sync { done, total in progress.update(done, of: total) }
+        } catch {
+            progress.finish()
+            printError("error: \(error)")
+            throw ExitCode(ExitStatus.badInput)
+        }
+        progress.finish()
+        for failure in summary.failures { printError("error: \(failure.usageID): \(failure.error)") }
+        let megabytes = Double(summary.downloadedBytes) / 1_048_576
+        print("coursepack: synced \(target): \(summary.downloadedBlocks) blocks downloaded (\(summary.downloadedBytes) bytes, \(String(format: "%.1f", megabytes)) MB), \(summary.plan.unchanged.count) unchanged, \(summary.removedBlocks) removed, \(summary.failures.count) failed in \(String(format: "%.2f", summary.seconds)) s\(summary.manifestNotModified ? " (manifest not modified)" : "")")
+        if !summary.failures.isEmpty { throw ExitCode(ExitStatus.blocksFailed) }
+    }
+}
+
+struct Status: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show which blocks a synced folder holds and the space they take.")
+
+    @Argument(help: "A folder kept by `coursepack sync`.")
+    var target: String
+
+    func run() throws {
+        let manifest: CourseManifest
+        do {
+            guard let read = try ManifestFile.read(target + "/manifest.json") else {
+                printError("error: \(target): no manifest.json: nothing has been synced here")
+                throw ExitCode(ExitStatus.badInput)
+            }
+            manifest = read
+        } catch let error as ExitCode {
+            throw error
+        } catch {
+            printError("error: \(error)")
+            throw ExitCode(ExitStatus.badInput)
+        }
+        var total: UInt64 = 0
+        var present = 0
+        for block in manifest.blocks {
+            guard let archive = block.archive, block.offline != false else {
+                print("online    \(block.type)  \(block.displayName ?? "")  (\(block.reason ?? "needs the network"))")
+                continue
+            }
+            let folder = target + "/" + String(archive.dropLast(4))
+            let size = Self.diskUsage(folder)
+            total += size ?? 0
+            if size != nil { present += 1 }
+            print("\(size == nil ? "missing " : "present ")  \(block.type)  \(size.map { "\($0) bytes" } ?? "-")  \(block.displayName ?? "")")
+        }
+        print("\(manifest.courseID): \(present) blocks present, \(total) bytes on disk, published \(manifest.publishedAt)")
+    }
+
+    static func diskUsage(_ folder: String) -> UInt64? {
+        guard let enumerator = FileManager.default.enumerator(atPath: folder) else { return nil }
+        var total: UInt64 = 0
+        while let path = enumerator.nextObject() as? String {
+            total += (try? FileManager.default.attributesOfItem(atPath: folder + "/" + path)[.size] as? UInt64) ?? 0
+        }
+        return total
+    }
+}

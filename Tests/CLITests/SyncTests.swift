@@ -1,0 +1,220 @@
+import Foundation
+import Manifest
+import Testing
+import TestSupport
+
+/// nginx must be there under CI; elsewhere its absence is still a recorded failure.
+func startNginx(serving root: String) throws -> NginxServer {
+    guard let server = try NginxServer(serving: root) else {
+        Issue.record("nginx is not installed: sync integration tests need it (apt-get install nginx)")
+        throw CancellationError()
+    }
+    return server
+}
+
+/// Checks every unpacked block: its index.html exists and every relative link in it resolves.
+func unpackedProblems(_ target: String) throws -> String {
+    let script = """
+        import json, os, sys
+        from html.parser import HTMLParser
+        from urllib.parse import unquote, urlsplit
+        target = sys.argv[1]
+        m = json.load(open(os.path.join(target, "manifest.json")))
+        class Links(HTMLParser):
+            def __init__(self): super().__init__(); self.links = []
+            def handle_starttag(self, tag, attrs):
+                for k, v in attrs:
+                    if k in ("src", "href") and v: self.links.append(v)
+        bad, checked = [], 0
+        for b in m["blocks"]:
+            if "archive" not in b: continue
+            folder = os.path.join(target, b["archive"][:-4])
+            page = os.path.join(folder, "index.html")
+            if not os.path.isfile(page): bad.append("no " + page); continue
+            p = Links(); p.feed(open(page, encoding="utf-8", errors="replace").read())
+            for link in p.links:
+                if not link.startswith(("static/", "transcripts/", "coursepack.css", "../../")): continue
+                checked += 1
+                if not os.path.exists(os.path.normpath(os.path.join(folder, unquote(urlsplit(link).path)))): bad.append(f"{page}: {link}")
+        print(json.dumps({"bad": bad, "checked": checked}))
+        """
+    let result = try TestSupport.run(try #require(TestSupport.which("python3")), ["-c", script, target])
+    #expect(result.status == 0, "\(result.stderr)")
+    return result.stdout
+}
+
+func archiveRequests(_ lines: [String]) -> [String] { lines.filter { $0.contains(".zip ") } }
+
+/// Starts the fault-injecting HTTP server; returns its base URL, log path and process.
+func startFaultServer(serving root: String, faults: String) throws -> (url: String, log: String, process: Process) {
+    let folder = TestSupport.temporaryFolder("fault")
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: try #require(TestSupport.which("python3")))
+    process.arguments = [TestSupport.packageRoot + "/Tests/fixtures/fault_server.py", root, folder + "/port", folder + "/log", faults]
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    for _ in 0..<100 where !FileManager.default.fileExists(atPath: folder + "/port") { usleep(50_000) }
+    let port = String(decoding: TestSupport.read(folder + "/port"), as: UTF8.self)
+    return ("http://127.0.0.1:\(port)", folder + "/log", process)
+}
+
+@Suite(.serialized) struct SyncTests {
+    @Test func syncDownloadsOnlyWhatChangedAndAnUnchangedCourseCostsA304() throws {
+        let course = TestSupport.temporaryFolder("sync") + "/course"
+        try TestSupport.copy(TestSupport.demoCourse, to: course)
+        let published = TestSupport.temporaryFolder("sync") + "/published"
+        #expect(try TestSupport.coursepack(["build", course, "--out", published, "-q"]).status == 0)
+        let server = try startNginx(serving: published)
+        let target = TestSupport.temporaryFolder("sync") + "/device"
+
+        let first = try TestSupport.coursepack(["sync", server.baseURL, "--to", target])
+        #expect(first.status == 0, "\(first.stderr)")
+        let archives = try #require(try ManifestFile.read(published + "/manifest.json")).blocks.compactMap(\.archive)
+        #expect(first.stdout.contains("\(archives.count) blocks downloaded"), "\(first.stdout)")
+        #expect(first.stdout.contains(" s"), "the summary gives blocks, bytes and seconds")
+        #expect(archiveRequests(server.requests()).count == archives.count)
+        let unpacked = try unpackedProblems(target)
+        #expect(unpacked.contains("\"bad\": []"), "\(unpacked)")
+        #expect(!unpacked.contains("\"checked\": 0"))
+
+        // One html block changes and the course is published again.
+        try TestSupport.write(["html/a01fc100e5e64fc5bbca09daa190cfee.html": "<p>A new welcome text.</p>"], under: course)
+        #expect(try TestSupport.coursepack(["build", course, "--out", published, "-q"]).status == 0)
+        server.clearLog()
+        let second = try TestSupport.coursepack(["sync", server.baseURL, "--to", target])
+        #expect(second.status == 0, "\(second.stderr)")
+        let secondLog = server.requests()
+        #expect(archiveRequests(secondLog) == ["GET /html/a01fc100e5e64fc5bbca09daa190cfee.zip 200 \(Self.size(published + "/html/a01fc100e5e64fc5bbca09daa190cfee.zip")) \"-\""])
+        #expect(String(decoding: TestSupport.read(target + "/html/a01fc100e5e64fc5bbca09daa190cfee/index.html"), as: UTF8.self).contains("A new welcome text."))
+
+        server.clearLog()
+        let third = try TestSupport.coursepack(["sync", server.baseURL, "--to", target])
+        #expect(third.status == 0)
+        #expect(third.stdout.contains("manifest not modified"))
+        #expect(server.requests() == ["GET /manifest.json 304 0 \"-\""])
+
+        let status = try TestSupport.coursepack(["status", target])
+        #expect(status.stdout.contains("\(archives.count) blocks present"))
+    }
+
+    @Test func dryRunPrintsThePlanAndChangesNothing() throws {
+        let published = TestSupport.temporaryFolder("sync")
+        _ = try TestSupport.coursepack(["build", TestSupport.exampleCourse, "--out", published, "-q"])
+        let target = TestSupport.temporaryFolder("sync") + "/device"
+        let plan = try TestSupport.coursepack(["sync", published, "--to", target, "--dry-run"])
+        #expect(plan.status == 0, "\(plan.stderr)")
+        #expect(plan.stdout.contains("plan: 6 blocks to download"))
+        #expect(!FileManager.default.fileExists(atPath: target))
+        // A subtree: only the blocks under one chapter.
+        let chapter = "block-v1:CoursepackX+CP101+2026+type@chapter+block@media"
+        let partial = try TestSupport.coursepack(["sync", published, "--to", target, "--blocks", chapter])
+        #expect(partial.status == 0, "\(partial.stderr)")
+        #expect(partial.stdout.contains("2 blocks downloaded"), "\(partial.stdout)")
+        #expect(FileManager.default.fileExists(atPath: target + "/video/lecture_video/index.html"))
+        #expect(!FileManager.default.fileExists(atPath: target + "/html/welcome_page"))
+    }
+
+    @Test func corruptDownloadsKeepTheInstalledVersion() throws {
+        let published = TestSupport.temporaryFolder("sync") + "/published"
+        _ = try TestSupport.coursepack(["build", TestSupport.exampleCourse, "--out", published, "-q"])
+        let server = try startNginx(serving: published)
+        let target = TestSupport.temporaryFolder("sync") + "/device"
+        #expect(try TestSupport.coursepack(["sync", server.baseURL, "--to", target, "--jobs", "2"]).status == 0)
+        let installed = TestSupport.read(target + "/html/welcome_page/index.html")
+        let manifestBefore = TestSupport.read(target + "/manifest.json")
+
+        // The server now lists a new version, but the archive it serves is truncated.
+        let path = published + "/html/welcome_page.zip"
+        var manifest = try #require(try ManifestFile.read(published + "/manifest.json"))
+        let index = try #require(manifest.blocks.firstIndex { $0.archive == "html/welcome_page.zip" })
+        let original = TestSupport.read(path)
+        manifest.blocks[index].contentHash = String(repeating: "a", count: 64)
+        try ManifestFile.write(manifest, to: published + "/manifest.json")
+        try TestSupport.writeBytes(Array(original.prefix(original.count / 2)), to: path)
+        let truncated = try TestSupport.coursepack(["sync", server.baseURL, "--to", target])
+        #expect(truncated.status == 1)
+        #expect(truncated.stderr.contains("html/welcome_page.zip"), "\(truncated.stderr)")
+        #expect(TestSupport.read(target + "/html/welcome_page/index.html") == installed)
+        #expect(TestSupport.read(target + "/manifest.json") == manifestBefore)
+
+        // Right size, wrong bytes: the sha256 check refuses it.
+        var damaged = original
+        damaged[damaged.count / 2] ^= 0xFF
+        try TestSupport.writeBytes(damaged, to: path)
+        let wrongHash = try TestSupport.coursepack(["sync", server.baseURL, "--to", target])
+        #expect(wrongHash.status == 1)
+        #expect(wrongHash.stderr.contains("sha256 does not match"), "\(wrongHash.stderr)")
+        #expect(TestSupport.read(target + "/html/welcome_page/index.html") == installed)
+    }
+
+    @Test func aZipSlipArchiveIsRefusedAndNothingLandsOutside() throws {
+        let published = TestSupport.temporaryFolder("sync") + "/published"
+        _ = try TestSupport.coursepack(["build", TestSupport.exampleCourse, "--out", published, "-q"])
+        // A hostile server swaps in an archive holding ../../../evil.txt, with a matching manifest.
+        let evil = published + "/html/welcome_page.zip"
+        let script = """
+            import sys, zipfile
+            with zipfile.ZipFile(sys.argv[1], "w") as z:
+                z.writestr("index.html", "<p>hi</p>")
+                z.writestr("../../../evil.txt", "owned")
+            """
+        _ = try TestSupport.run(try #require(TestSupport.which("python3")), ["-c", script, evil])
+        let patch = """
+            import hashlib, json, os, sys
+            m = json.load(open(sys.argv[1] + "/manifest.json"))
+            for b in m["blocks"]:
+                if b.get("archive") == "html/welcome_page.zip":
+                    data = open(sys.argv[1] + "/" + b["archive"], "rb").read()
+                    b["size"] = len(data); b["sha256"] = hashlib.sha256(data).hexdigest()
+                    b["offline_download"]["file_size"] = len(data)
+            json.dump(m, open(sys.argv[1] + "/manifest.json", "w"))
+            """
+        _ = try TestSupport.run(try #require(TestSupport.which("python3")), ["-c", patch, published])
+        let server = try startNginx(serving: published)
+        let base = TestSupport.temporaryFolder("sync")
+        let target = base + "/a/b/device"
+        let result = try TestSupport.coursepack(["sync", server.baseURL, "--to", target])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("evil.txt"), "\(result.stderr)")
+        #expect(TestSupport.files(under: base).allSatisfy { !$0.contains("evil") })
+        #expect(!FileManager.default.fileExists(atPath: target + "/html/welcome_page"))
+        #expect(FileManager.default.fileExists(atPath: target + "/html/handout_page/index.html"), "the other blocks install")
+    }
+
+    @Test func aManifestWithEscapingPathsIsRefusedBeforeAnyDownload() throws {
+        let published = TestSupport.temporaryFolder("sync")
+        _ = try TestSupport.coursepack(["build", TestSupport.exampleCourse, "--out", published, "-q"])
+        let text = String(decoding: TestSupport.read(published + "/manifest.json"), as: UTF8.self)
+        for (bad, reason) in [("../../escape.zip", "unsafe archive path"), (".coursepack-sync/x.zip", "unsafe archive path")] {
+            try TestSupport.write(["manifest.json": text.replacingOccurrences(of: "\"html/welcome_page.zip\"", with: "\"\(bad)\"")], under: published)
+            let target = TestSupport.temporaryFolder("sync") + "/device"
+            let result = try TestSupport.coursepack(["sync", published, "--to", target])
+            #expect(result.status == 2)
+            #expect(result.stderr.contains(reason), "\(result.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: target + "/manifest.json"))
+        }
+        try TestSupport.write(["manifest.json": "{ not json"], under: published)
+        let notJSON = try TestSupport.coursepack(["sync", published, "--to", TestSupport.temporaryFolder("sync")])
+        #expect(notJSON.status == 2)
+        #expect(notJSON.stderr.contains("manifest.json"))
+    }
+
+    @Test func serverErrorsAreRetriedAndDroppedConnectionsResumed() throws {
+        let published = TestSupport.temporaryFolder("sync") + "/published"
+        _ = try TestSupport.coursepack(["build", TestSupport.exampleCourse, "--out", published, "-q"])
+        let faults = #"{"/html/welcome_page.zip": {"fail_first": 1}, "/video/lecture_video.zip": {"cut_after": 1500}}"#
+        let (url, log, process) = try startFaultServer(serving: published, faults: faults)
+        defer { process.terminate() }
+        let target = TestSupport.temporaryFolder("sync") + "/device"
+        let result = try TestSupport.coursepack(["sync", url, "--to", target])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = String(decoding: TestSupport.read(log), as: UTF8.self).split(separator: "\n").map(String.init)
+        #expect(lines.filter { $0.hasPrefix("GET /html/welcome_page.zip") }.count == 2, "a 500, then success")
+        #expect(lines.contains("GET /video/lecture_video.zip bytes=1500-"), "the cut download resumes where it stopped: \(lines)")
+        #expect(try unpackedProblems(target).contains("\"bad\": []"))
+        #expect(FileManager.default.fileExists(atPath: target + "/video/lecture_video/static/lecture.mp4"))
+    }
+
+    static func size(_ path: String) -> Int { TestSupport.read(path).count }
+}
