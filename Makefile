@@ -4,7 +4,7 @@ RELEASE_BIN := .build/release/coursepack
 EXAMPLE := examples/coursepack-101
 EXAMPLE_OUT := out/example
 
-.PHONY: run test build release templates clean bench
+.PHONY: run test build release templates clean bench fuzz
 
 run: release
 	$(RELEASE_BIN) build $(EXAMPLE) --out $(EXAMPLE_OUT) --report $(EXAMPLE_OUT).report.json
@@ -38,3 +38,8 @@ bench:
 	$(SWIFT) build -c release --product coursepack
 	$(SWIFT) build -c release --product coursepack-bench
 	python3 bench/run.py
+
+# Runs each libFuzzer target for FUZZ_SECONDS (default 60); see scripts/fuzz.sh.
+fuzz:
+	@scripts/ensure-deps.sh
+	scripts/fuzz.sh

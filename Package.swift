@@ -10,6 +10,8 @@ let package = Package(
         .library(name: "ZipArchive", targets: ["ZipArchive"]),
         .library(name: "Packager", targets: ["Packager"]),
         .library(name: "SyncClient", targets: ["SyncClient"]),
+        .library(name: "CourseExport", targets: ["CourseExport"]),
+        .library(name: "LinkRewriter", targets: ["LinkRewriter"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),

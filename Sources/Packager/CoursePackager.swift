@@ -116,7 +116,9 @@ public struct CoursePackager: Sendable {
                 }
             }
             if manifest != previous {
+                let previousStamp = HashCache.stamp(manifestPath)
                 try ManifestFile.write(manifest, to: manifestPath)
+                Self.advanceModificationTime(of: manifestPath, past: previousStamp?.modified)
             }
         } catch {
             throw .output(path: manifestPath, reason: "\(error)")
@@ -136,6 +138,18 @@ public struct CoursePackager: Sendable {
         report.durations.packageSeconds = finished.timeIntervalSince(loaded)
         report.durations.totalSeconds = finished.timeIntervalSince(started)
         return report
+    }
+
+    /// Web servers derive `ETag`/`Last-Modified` from size and mtime in whole seconds; a new
+    /// manifest of the same size written within the same second would look unchanged to
+    /// clients, so its mtime is moved past the old one's second.
+    static func advanceModificationTime(of path: String, past previous: Int64?) {
+        guard let previous, let now = HashCache.stamp(path)?.modified,
+            now / 1_000_000_000 <= previous / 1_000_000_000
+        else { return }
+        let next = timespec(tv_sec: Int(previous / 1_000_000_000 + 1), tv_nsec: 0)
+        var times = [next, next]
+        _ = utimensat(AT_FDCWD, path, &times, 0)
     }
 
     /// Every url_name and usage id a jump link may name, mapped to the archive folder it opens:

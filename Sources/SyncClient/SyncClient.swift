@@ -157,7 +157,8 @@ public struct SyncClient: Sendable {
         guard let archive = block.archive, let folder = ManifestValidation.installFolder(of: archive),
             let sha = block.sha256, let size = block.size
         else { return .failure(.unsafeManifest(source: options.source.description, reason: "block \(block.usageID) cannot be installed")) }
-        let partial = stateFolder + "/downloads/\(sha).zip"
+        // Keyed by content for resuming, and by block, since two blocks may share an archive's bytes.
+        let partial = stateFolder + "/downloads/\(sha)-\(folder.replacingOccurrences(of: "/", with: "_")).zip"
         let bytes: UInt64
         do {
             bytes = try await Downloader().fetch(options.source.location(of: archive), to: partial, expectedSize: size)

@@ -131,6 +131,8 @@ func startFaultServer(serving root: String, faults: String) throws -> (url: Stri
         let original = TestSupport.read(path)
         manifest.blocks[index].contentHash = String(repeating: "a", count: 64)
         try ManifestFile.write(manifest, to: published + "/manifest.json")
+        // Same size, maybe the same second: move the mtime on so nginx's ETag changes, as a publish does.
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(5)], ofItemAtPath: published + "/manifest.json")
         try TestSupport.writeBytes(Array(original.prefix(original.count / 2)), to: path)
         let truncated = try TestSupport.coursepack(["sync", server.baseURL, "--to", target])
         #expect(truncated.status == 1)

@@ -20,18 +20,6 @@ func courseWith(_ leaves: [(type: String, name: String, xml: String)], extra: [S
     return root
 }
 
-/// Every entry of every archive in `out`, as text.
-func allArchiveText(_ out: String) throws -> String {
-    let script = """
-        import glob, os, sys, zipfile
-        for path in sorted(glob.glob(os.path.join(sys.argv[1], "*", "*.zip"))):
-            with zipfile.ZipFile(path) as z:
-                for name in z.namelist():
-                    sys.stdout.write(z.read(name).decode("utf-8", "replace"))
-        """
-    return try TestSupport.run(try #require(TestSupport.which("python3")), ["-c", script, out]).stdout
-}
-
 /// Checks each archive's index.html with Python's html.parser: a proper shell, and every
 /// relative link present in the archive.
 func pageProblems(_ out: String) throws -> String {
@@ -110,7 +98,7 @@ func pageProblems(_ out: String) throws -> String {
         let course = try courseWith([("problem", "quiz", problem)], extra: ["static/q.png": "PNG"])
         let (out, report) = try build(course)
         #expect(report.errors == [])
-        let text = try allArchiveText(out)
+        let text = try TestSupport.allArchiveText(out)
         for secret in ["SECRET", "31415926", "correct=", "<solution", "choicehint", "tolerance"] {
             #expect(!text.contains(secret), "\(secret) leaked into the bundle")
         }
@@ -193,7 +181,7 @@ func pageProblems(_ out: String) throws -> String {
         #expect(blocks.filter { $0.type == "video" && $0.archive != nil }.count == 5)
         #expect(blocks.filter { $0.type == "video" && $0.archive == nil }.allSatisfy {
             $0.reason == "the video has no local file and no transcript to show offline" })
-        let text = try allArchiveText(out)
+        let text = try TestSupport.allArchiveText(out)
         for leak in ["correct=\"true\"", "correct=\"True\"", "<solution", "<choicehint", "detailed-solution", "loncapa/python"] {
             #expect(!text.contains(leak), "\(leak) leaked")
         }

@@ -230,3 +230,17 @@ public final class NginxServer: @unchecked Sendable {
         process.waitUntilExit()
     }
 }
+
+extension TestSupport {
+    /// Every entry of every archive in `out` (`out/<type>/<name>.zip`), as one text.
+    public static func allArchiveText(_ out: String) throws -> String {
+        let script = """
+            import glob, os, sys, zipfile
+            for path in sorted(glob.glob(os.path.join(sys.argv[1], "*", "*.zip"))):
+                with zipfile.ZipFile(path) as z:
+                    for name in z.namelist():
+                        sys.stdout.write(z.read(name).decode("utf-8", "replace"))
+            """
+        return try run(which("python3") ?? "/usr/bin/python3", ["-c", script, out]).stdout
+    }
+}

@@ -1,0 +1,16 @@
+// swift-tools-version:6.1
+// libFuzzer targets for coursepack's parsers of untrusted input. Built by `make fuzz` with
+// `-sanitize=fuzzer,address -parse-as-library`, which a normal build must not get.
+import PackageDescription
+
+let package = Package(
+    name: "coursepack-fuzz",
+    platforms: [.macOS(.v15)],
+    dependencies: [.package(name: "coursepack", path: "..")],
+    targets: [
+        .executableTarget(name: "FuzzOLX", dependencies: [.product(name: "CourseExport", package: "coursepack")]),
+        .executableTarget(name: "FuzzLinks", dependencies: [.product(name: "LinkRewriter", package: "coursepack")]),
+        .executableTarget(name: "FuzzTarGz", dependencies: [.product(name: "CourseExport", package: "coursepack")]),
+        .executableTarget(name: "FuzzZip", dependencies: [.product(name: "ZipArchive", package: "coursepack")]),
+    ]
+)
