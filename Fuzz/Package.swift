@@ -8,9 +8,10 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [.package(name: "coursepack", path: "..")],
     targets: [
-        .executableTarget(name: "FuzzOLX", dependencies: [.product(name: "CourseExport", package: "coursepack")]),
-        .executableTarget(name: "FuzzLinks", dependencies: [.product(name: "LinkRewriter", package: "coursepack")]),
-        .executableTarget(name: "FuzzTarGz", dependencies: [.product(name: "CourseExport", package: "coursepack")]),
-        .executableTarget(name: "FuzzZip", dependencies: [.product(name: "ZipArchive", package: "coursepack")]),
+        .target(name: "FuzzDriver"),
+        .executableTarget(name: "FuzzOLX", dependencies: ["FuzzDriver", .product(name: "CourseExport", package: "coursepack")]),
+        .executableTarget(name: "FuzzLinks", dependencies: ["FuzzDriver", .product(name: "LinkRewriter", package: "coursepack")]),
+        .executableTarget(name: "FuzzTarGz", dependencies: ["FuzzDriver", .product(name: "CourseExport", package: "coursepack")]),
+        .executableTarget(name: "FuzzZip", dependencies: ["FuzzDriver", .product(name: "ZipArchive", package: "coursepack")]),
     ]
 )

@@ -12,13 +12,19 @@ mkdir -p "$work"
 
 (cd Fuzz && swift build -c debug --build-path ../.build-fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library)
 
+copy_seeds() {
+  local corpus=$1
+  shift
+  for f in "$@"; do cp "$f" "$corpus/$(printf '%s' "$f" | md5sum | cut -c1-16)"; done
+}
+
 seed() {
   local target=$1 corpus=$work/corpus/$1
   [ -d "$corpus" ] && return
   mkdir -p "$corpus"
   case $target in
-    FuzzOLX) find "$demo" examples -name '*.xml' | head -300 | while read -r f; do cp "$f" "$corpus/$(echo "$f" | md5sum | cut -c1-16)"; done ;;
-    FuzzLinks) find "$demo/html" examples -name '*.html' -o -name '*.css' | head -300 | while read -r f; do cp "$f" "$corpus/$(echo "$f" | md5sum | cut -c1-16)"; done ;;
+    FuzzOLX) copy_seeds "$corpus" $(find "$demo" examples -name '*.xml' | sort | sed -n '1,300p') ;;
+    FuzzLinks) copy_seeds "$corpus" $(find "$demo/html" examples "$demo/static" -name '*.html' -o -name '*.css' | sort | sed -n '1,300p') ;;
     FuzzTarGz)
       tar czf "$corpus/example.tar.gz" -C examples coursepack-101
       for d in chapter sequential vertical; do tar czf "$corpus/$d.tar.gz" -C "$demo/.." "course/course.xml" "course/$d"; done ;;

@@ -113,7 +113,10 @@ struct TreeWalker {
             file: resolved.file, parents: parents, children: []))
         guard Block.containerTypes.contains(type) else { return }
         var children: [String] = []
-        for (index, child) in resolved.definition.childElements.enumerated() {
+        var members = resolved.definition.childElements
+        // A learner sees one group of a split test; offline bundles carry the default (first) one.
+        if type == "split_test" { members = Array(members.prefix(1)) }
+        for (index, child) in members.enumerated() {
             if let childID = visit(child, index: index, source: resolved.source, file: resolved.file, parents: [id] + parents) {
                 children.append(childID)
             }

@@ -119,6 +119,24 @@ func makeCourse(_ files: [String: String]) throws -> String {
     }
 }
 
+@Suite struct ContainerTests {
+    @Test func splitTestsKeepTheirDefaultGroupAndLibraryContentItsChildren() throws {
+        let root = try makeCourse([
+            "vertical/v1.xml": #"<vertical><split_test url_name="ab" user_partition_id="1"><vertical url_name="ga"/><vertical url_name="gb"/></split_test><library_content url_name="lib"><problem url_name="p1"/><problem url_name="p2"/></library_content><conditional url_name="cond"><html url_name="h1"/></conditional></vertical>"#,
+            "vertical/ga.xml": #"<vertical><html url_name="in_a"/></vertical>"#,
+            "vertical/gb.xml": #"<vertical><html url_name="in_b"/></vertical>"#,
+            "html/in_a.xml": #"<html><p>A</p></html>"#,
+            "html/in_b.xml": #"<html><p>B</p></html>"#,
+            "problem/p1.xml": "<problem><p>one</p></problem>",
+            "problem/p2.xml": "<problem><p>two</p></problem>",
+        ])
+        let course = try CourseLoader.load(try ExportDirectory(root: root))
+        let leaves = course.blocks.filter { !$0.isContainer }.map(\.urlName)
+        #expect(leaves == ["in_a", "p1", "p2", "h1"])
+        #expect(course.issues == [])
+    }
+}
+
 @Suite struct XMLTreeTests {
     @Test func decodesEntitiesAndKeepsContentRanges() throws {
         let source = Array(#"<a x="1 &lt; 2 &amp; &#x41;"><b>t&amp;t</b><![CDATA[<raw>]]></a>"#.utf8)

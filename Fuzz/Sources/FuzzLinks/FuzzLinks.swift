@@ -1,3 +1,4 @@
+import FuzzDriver
 import LinkRewriter
 
 /// Any bytes as HTML and CSS: every reference found lies inside the input, and rewriting them
@@ -18,4 +19,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     _ = HTMLScanner.elements(named: "iframe", in: bytes)
     _ = PercentEncoding.decode(String(decoding: bytes, as: UTF8.self))
     return 0
+}
+
+@_cdecl("FuzzLinks_main")
+public func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
+    runLibFuzzer(argc, argv) { data, size in fuzz(data, size) }
 }

@@ -1,3 +1,4 @@
+import FuzzDriver
 import CourseExport
 
 /// Any bytes as an OLX file: parsed or refused with an error, never a crash.
@@ -10,4 +11,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         precondition(root.contentRange.upperBound <= bytes.count)
     }
     return 0
+}
+
+@_cdecl("FuzzOLX_main")
+public func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
+    runLibFuzzer(argc, argv) { data, size in fuzz(data, size) }
 }

@@ -1,3 +1,4 @@
+import FuzzDriver
 import CourseExport
 import Foundation
 
@@ -15,4 +16,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         export.close()
     }
     return 0
+}
+
+@_cdecl("FuzzTarGz_main")
+public func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
+    runLibFuzzer(argc, argv) { data, size in fuzz(data, size) }
 }

@@ -1,3 +1,4 @@
+import FuzzDriver
 import Foundation
 import ZipArchive
 
@@ -19,4 +20,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         }
     }
     return 0
+}
+
+@_cdecl("FuzzZip_main")
+public func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
+    runLibFuzzer(argc, argv) { data, size in fuzz(data, size) }
 }
