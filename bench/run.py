@@ -62,6 +62,35 @@ def folder_size(folder):
     return sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(folder) for f in fs)
 
 
+class Nginx:
+    """A real nginx on a free loopback port serving a published folder."""
+
+    def __init__(self, root):
+        import socket
+        self.folder = tempfile.mkdtemp(prefix="coursepack-bench-nginx-")
+        s = socket.socket(); s.bind(("127.0.0.1", 0)); self.port = s.getsockname()[1]; s.close()
+        conf = os.path.join(self.folder, "nginx.conf")
+        with open(conf, "w") as f:
+            f.write(f"""user root; worker_processes 1; error_log {self.folder}/error.log; pid {self.folder}/nginx.pid;
+events {{ worker_connections 256; }}
+http {{ access_log off; sendfile on; client_body_temp_path {self.folder}/b; proxy_temp_path {self.folder}/p;
+  fastcgi_temp_path {self.folder}/f; uwsgi_temp_path {self.folder}/u; scgi_temp_path {self.folder}/s;
+  server {{ listen 127.0.0.1:{self.port}; root {root}; }} }}
+""")
+        nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+        self.process = subprocess.Popen([nginx, "-c", conf, "-p", self.folder, "-g", "daemon off;"])
+        for _ in range(100):
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", self.port)) == 0:
+                    return
+            time.sleep(0.05)
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
 def bench_course(name, blocks, media_mb):
     course = os.path.join(WORK, name, "course")
     out = os.path.join(WORK, name, "out")
@@ -78,6 +107,14 @@ def bench_course(name, blocks, media_mb):
     r["jobs_all"] = jobs
     r["noop_rebuild_s"], r["noop_rebuild_rss_mb"], _ = best([BIN, "build", course, "--out", out, "-q", "--published-at", stamp])
     r["output_mb"] = round(folder_size(out) / 2**20, 1)
+    device = os.path.join(WORK, name, "device")
+    server = Nginx(out)
+    try:
+        r["sync_s"], r["sync_rss_mb"], _ = best([BIN, "sync", f"http://127.0.0.1:{server.port}", "--to", device], prepare=lambda: shutil.rmtree(device, ignore_errors=True))
+    finally:
+        server.stop()
+    r["sync_mb_per_s"] = r["output_mb"] / r["sync_s"]
+    shutil.rmtree(device, ignore_errors=True)
     extract_trees(out, trees)
     warm(trees)
     loop = 'cd "$1" && for d in */*/; do (cd "$d" && zip -r -6 -q $3 "$2/${d%/}.zip" .); done'
@@ -150,6 +187,9 @@ def main():
         ("  vs coursepack --jobs 1", f"{m['ratio_vs_zip_store_media_jobs1']:.2f}x", f"{t['ratio_vs_zip_store_media_jobs1']:.2f}x"),
         ("python zipfile per block (s)", f"{m['python_s']:.2f}s", f"{t['python_s']:.2f}s"),
         ("  vs coursepack --jobs 1", f"{m['ratio_vs_python_jobs1']:.2f}x", f"{t['ratio_vs_python_jobs1']:.2f}x"),
+        ("sync all from loopback nginx (s)", f"{m['sync_s']:.2f}s", f"{t['sync_s']:.2f}s"),
+        ("  MB/s, RSS MB", f"{m['sync_mb_per_s']:.0f} {m['sync_rss_mb']:.0f}", f"{t['sync_mb_per_s']:.0f} {t['sync_rss_mb']:.0f}"),
+        ("peak RSS of any coursepack run (MB)", f"{max(m['coursepack_jobs1_rss_mb'], m['coursepack_jobsall_rss_mb'], m['noop_rebuild_rss_mb']):.0f}", f"{max(t['coursepack_jobs1_rss_mb'], t['coursepack_jobsall_rss_mb'], t['noop_rebuild_rss_mb']):.0f}"),
     ]
     for label, a, b in rows:
         print(f"{label:34}{a:>18}{b:>18}")

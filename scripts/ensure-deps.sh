@@ -10,6 +10,7 @@ if [ "${1:-}" = "--bench" ]; then
   command -v zip >/dev/null || missing+=(zip)
   command -v unzip >/dev/null || missing+=(unzip)
   [ -x /usr/bin/time ] || missing+=(time)
+  command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx)
 fi
 if [ "${1:-}" = "--test" ]; then
   command -v unzip >/dev/null || missing+=(unzip)
