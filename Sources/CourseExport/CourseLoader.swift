@@ -34,6 +34,7 @@ public enum CourseLoader {
 
         let policy = try Policy.load(directory, run: run)
         var walker = TreeWalker(directory: directory, org: org, number: number, run: run, policy: policy)
+        walker.prefetched = TreeWalker.prefetch(directory)
         let runFile = "course/\(run).xml"
         let courseDefinition = try parse(directory, runFile)
         let source = try directory.read(runFile)
