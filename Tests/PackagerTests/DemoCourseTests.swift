@@ -11,8 +11,10 @@ func build(_ course: String, into out: String? = nil, jobs: Int = 2, publishedAt
     return (folder, report)
 }
 
+/// The manifest a test build produced, checked against schema/manifest.schema.json first.
 func manifest(in folder: String) throws -> CourseManifest {
-    try #require(try ManifestFile.read(folder + "/manifest.json"))
+    try validateAgainstSchema(folder + "/manifest.json")
+    return try #require(try ManifestFile.read(folder + "/manifest.json"))
 }
 
 /// Validates a manifest against schema/manifest.schema.json with Python's jsonschema.

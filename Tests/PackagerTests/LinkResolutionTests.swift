@@ -35,4 +35,24 @@ import TestSupport
         #expect(report.warnings.map(\.reference) == ["/courses/course-v1:O+N+r/progress"])
         #expect(report.warnings.first?.file == "html/page.html")
     }
+
+    @Test func stylesheetsBringTheirImportsAndImagesRewrittenWhereTheyLand() throws {
+        let (out, report) = try build(TestSupport.exampleCourse)
+        #expect(report.errors == [])
+        let unzip = try #require(TestSupport.which("unzip"))
+        let entries = try TestSupport.run(unzip, ["-Z1", out + "/html/styled_page.zip"]).stdout.split(separator: "\n")
+        #expect(entries == ["coursepack.css", "index.html", "static/css/course.css", "static/css/theme.css", "static/images/banner.png"])
+        let css = try TestSupport.run(unzip, ["-p", out + "/html/styled_page.zip", "static/css/course.css"]).stdout
+        #expect(css.contains(#"@import url("theme.css");"#) && css.contains("url(../images/banner.png)"))
+        let page = try TestSupport.run(unzip, ["-p", out + "/html/styled_page.zip", "index.html"]).stdout
+        #expect(page.contains(#"href="static/css/course.css?v=3""#))
+    }
+
+    @Test func rightToLeftCoursesGetRightToLeftPages() throws {
+        let course = try courseWith([("html", "page", #"<html filename="page"/>"#)], extra: ["html/page.html": "<p>مرحبا</p>"])
+        try TestSupport.write(["course/r.xml": #"<course language="ar"><chapter url_name="c"/></course>"#], under: course)
+        let (out, _) = try build(course)
+        let page = try TestSupport.run(try #require(TestSupport.which("unzip")), ["-p", out + "/html/page.zip", "index.html"]).stdout
+        #expect(page.contains(#"<html lang="ar" dir="rtl">"#))
+    }
 }
