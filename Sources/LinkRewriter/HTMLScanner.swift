@@ -140,6 +140,8 @@ extension HTMLScanner {
     public static func elements(named name: String, in bytes: [UInt8]) -> [FoundElement] {
         var found: [FoundElement] = []
         var i = 0
+        // Where the next end tag is (nil: none is left), so many unclosed elements stay linear.
+        var nextClose: (from: Int, at: Int?)?
         while i < bytes.count {
             if bytes.matches("<!--", at: i) {
                 i = (bytes.find("-->", from: i + 4).map { $0 + 3 }) ?? bytes.count
@@ -151,7 +153,12 @@ extension HTMLScanner {
             }
             let tag = scanTag(bytes, from: i)
             if tag.name == name {
-                let end = bytes.findCaseInsensitive("</\(name)", from: tag.end).flatMap { close in
+                if let cached = nextClose, cached.from <= tag.end, cached.at.map({ $0 >= tag.end }) ?? true {
+                    // The end tag found before is still the first one after this start tag.
+                } else {
+                    nextClose = (tag.end, bytes.findCaseInsensitive("</\(name)", from: tag.end))
+                }
+                let end = nextClose?.at.flatMap { close in
                     bytes[close...].firstIndex(of: UInt8(ascii: ">")).map { $0 + 1 }
                 } ?? tag.end
                 var attributes: [String: String] = [:]

@@ -194,13 +194,19 @@ public struct CoursePackager: Sendable {
 
     /// Files a killed build left behind: half-written archives (`.<name>.tmp-<pid>-<n>`) and
     /// staged archives that no manifest names.
+    /// The output holds `<type>/<name>.zip` and a few files at its top: two levels to look at.
     private func removeTemporaryLeftovers(in folder: String, keeping named: Set<String>) {
         let manager = FileManager.default
-        guard let enumerator = manager.enumerator(atPath: folder) else { return }
-        for case let path as String in enumerator {
-            let name = (path as NSString).lastPathComponent
-            let leftover = name.contains(".tmp-") || (Staging.isStaged(name) && !named.contains(path))
-            if leftover { try? manager.removeItem(atPath: folder + "/" + path) }
+        func isLeftover(_ path: String, _ name: String) -> Bool {
+            name.contains(".tmp-") || (Staging.isStaged(name) && !named.contains(path))
+        }
+        for top in (try? manager.contentsOfDirectory(atPath: folder)) ?? [] {
+            if isLeftover(top, top) { unlink(folder + "/" + top); continue }
+            var info = stat()
+            guard lstat(folder + "/" + top, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else { continue }
+            for name in (try? manager.contentsOfDirectory(atPath: folder + "/" + top)) ?? [] where isLeftover(top + "/" + name, name) {
+                unlink(folder + "/" + top + "/" + name)
+            }
         }
     }
 }

@@ -92,4 +92,13 @@ func rewriteAssets(_ html: String, as document: LinkRewriter.Document = .html) -
         }
         #expect(PercentEncoding.encodePath("a b/c.png") == "a%20b/c.png")
     }
+
+    @Test func elementsAreFoundWhetherClosedOrNot() {
+        let page = Array(#"<iframe src="a"></iframe><IFRAME SRC='b'>x</IFRAME><iframe src=c><p><iframe src="d">"#.utf8)
+        let found = HTMLScanner.elements(named: "iframe", in: page)
+        #expect(found.map { $0.attributes["src"] } == ["a", "b", "c", "d"])
+        #expect(found.map { String(decoding: page[$0.range], as: UTF8.self) } == [
+            #"<iframe src="a"></iframe>"#, "<IFRAME SRC='b'>x</IFRAME>", "<iframe src=c>", #"<iframe src="d">"#,
+        ])
+    }
 }
