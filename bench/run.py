@@ -24,20 +24,28 @@ def timed(command, cwd=None):
 
 
 def best(command, prepare=None, cwd=None):
-    """Best time of REPEATS runs (least disturbed by the machine), with the peak RSS seen."""
+    """Best time of REPEATS runs (least disturbed by the machine), with the peak RSS seen.
+    `command` may be a function of the run number, to give each run its own output folder."""
     runs = []
-    for _ in range(REPEATS):
+    for run in range(REPEATS):
         if prepare:
-            prepare()
+            prepare(run)
         # Every tool starts with the previous run's writes on disk, not still being flushed.
         os.sync()
-        runs.append(timed(command, cwd))
+        runs.append(timed(command(run) if callable(command) else command, cwd))
     return min(r[0] for r in runs), max(r[1] for r in runs), runs[-1][2]
 
 
 def fresh(path):
     shutil.rmtree(path, ignore_errors=True)
     os.makedirs(path)
+
+
+def unused(path):
+    """A new, empty folder. Runs never write where files were just deleted: ext4 skips
+    recently freed inodes, which makes creating files there much slower for every tool."""
+    os.makedirs(path)
+    return path
 
 
 def warm(folder):
@@ -95,37 +103,38 @@ def bench_course(name, blocks, media_mb):
     course = os.path.join(WORK, name, "course")
     out = os.path.join(WORK, name, "out")
     trees = os.path.join(WORK, name, "trees")
-    other = os.path.join(WORK, name, "other")
     if not os.path.exists(os.path.join(course, "course.xml")):
         subprocess.run([sys.executable, os.path.join(ROOT, "bench/generate_course.py"), course, "--blocks", str(blocks), "--media-mb", str(media_mb)], check=True, stdout=subprocess.DEVNULL)
     warm(course)
     r = {"course": name, "blocks": blocks, "media_mb": media_mb, "input_mb": round(folder_size(course) / 2**20, 1)}
     stamp = "2026-11-22T10:00:00Z"
-    r["coursepack_jobs1_s"], r["coursepack_jobs1_rss_mb"], _ = best([BIN, "build", course, "--out", out, "--jobs", "1", "-q", "--published-at", stamp], prepare=lambda: fresh(out))
+    runs = os.path.join(WORK, name, "runs")
+    fresh(runs)
+    r["coursepack_jobs1_s"], r["coursepack_jobs1_rss_mb"], _ = best(lambda n: [BIN, "build", course, "--out", unused(f"{runs}/j1-{n}"), "--jobs", "1", "-q", "--published-at", stamp])
     jobs = os.cpu_count() or 1
-    r["coursepack_jobsall_s"], r["coursepack_jobsall_rss_mb"], _ = best([BIN, "build", course, "--out", out, "--jobs", str(jobs), "-q", "--published-at", stamp], prepare=lambda: fresh(out))
+    r["coursepack_jobsall_s"], r["coursepack_jobsall_rss_mb"], _ = best(lambda n: [BIN, "build", course, "--out", unused(f"{runs}/jall-{n}"), "--jobs", str(jobs), "-q", "--published-at", stamp])
+    shutil.rmtree(out, ignore_errors=True)
+    os.rename(f"{runs}/jall-0", out)
     r["jobs_all"] = jobs
     r["noop_rebuild_s"], r["noop_rebuild_rss_mb"], _ = best([BIN, "build", course, "--out", out, "-q", "--published-at", stamp])
     r["output_mb"] = round(folder_size(out) / 2**20, 1)
-    device = os.path.join(WORK, name, "device")
     server = Nginx(out)
     try:
-        r["sync_s"], r["sync_rss_mb"], _ = best([BIN, "sync", f"http://127.0.0.1:{server.port}", "--to", device], prepare=lambda: shutil.rmtree(device, ignore_errors=True))
+        r["sync_s"], r["sync_rss_mb"], _ = best(lambda n: [BIN, "sync", f"http://127.0.0.1:{server.port}", "--to", f"{runs}/device-{n}"])
     finally:
         server.stop()
     r["sync_mb_per_s"] = r["output_mb"] / r["sync_s"]
-    shutil.rmtree(device, ignore_errors=True)
     extract_trees(out, trees)
     warm(trees)
     loop = 'cd "$1" && for d in */*/; do (cd "$d" && zip -r -6 -q $3 "$2/${d%/}.zip" .); done'
-    def prepare_other():
-        fresh(other)
+    def target(label, n):
+        folder = unused(f"{runs}/{label}-{n}")
         for kind in os.listdir(trees):
-            os.makedirs(os.path.join(other, kind))
-    r["zip_s"], r["zip_rss_mb"], _ = best(["bash", "-c", loop, "-", trees, other, ""], prepare=prepare_other)
-    r["zip_store_media_s"], r["zip_store_media_rss_mb"], _ = best(["bash", "-c", loop, "-", trees, other, "-n " + MEDIA_SUFFIXES], prepare=prepare_other)
-    r["python_s"], r["python_rss_mb"], _ = best([sys.executable, os.path.join(ROOT, "bench/python_packager.py"), trees, other], prepare=lambda: fresh(other))
-    shutil.rmtree(other, ignore_errors=True)
+            os.makedirs(os.path.join(folder, kind))
+        return folder
+    r["zip_s"], r["zip_rss_mb"], _ = best(lambda n: ["bash", "-c", loop, "-", trees, target("zip", n), ""])
+    r["zip_store_media_s"], r["zip_store_media_rss_mb"], _ = best(lambda n: ["bash", "-c", loop, "-", trees, target("zipn", n), "-n " + MEDIA_SUFFIXES])
+    r["python_s"], r["python_rss_mb"], _ = best(lambda n: [sys.executable, os.path.join(ROOT, "bench/python_packager.py"), trees, unused(f"{runs}/python-{n}")])
     r["ratio_vs_zip_jobs1"] = r["zip_s"] / r["coursepack_jobs1_s"]
     r["ratio_vs_zip_store_media_jobs1"] = r["zip_store_media_s"] / r["coursepack_jobs1_s"]
     r["ratio_vs_python_jobs1"] = r["python_s"] / r["coursepack_jobs1_s"]
@@ -140,10 +149,10 @@ def bench_writer(name):
     target = os.path.join(WORK, "writer")
     fresh(target)
     r = {"tree_mb": round(folder_size(tree) / 2**20, 1)}
-    r["coursepack_writer_s"], r["coursepack_writer_rss_mb"], _ = best([BENCH_BIN, "zip", tree, os.path.join(target, "w.zip")], prepare=lambda: fresh(target))
-    r["zip_s"], r["zip_rss_mb"], _ = best(["zip", "-r", "-6", "-q", os.path.join(target, "z.zip"), "."], prepare=lambda: fresh(target), cwd=tree)
+    r["coursepack_writer_s"], r["coursepack_writer_rss_mb"], _ = best(lambda n: [BENCH_BIN, "zip", tree, os.path.join(target, f"w{n}.zip")])
+    r["zip_s"], r["zip_rss_mb"], _ = best(lambda n: ["zip", "-r", "-6", "-q", os.path.join(target, f"z{n}.zip"), "."], cwd=tree)
     script = "import os,sys,zipfile\nz=zipfile.ZipFile(sys.argv[2],'w',zipfile.ZIP_DEFLATED,compresslevel=6)\nfor r,_,fs in os.walk(sys.argv[1]):\n  for f in sorted(fs): p=os.path.join(r,f); z.write(p,os.path.relpath(p,sys.argv[1]))\nz.close()"
-    r["python_s"], r["python_rss_mb"], _ = best([sys.executable, "-c", script, tree, os.path.join(target, "p.zip")], prepare=lambda: fresh(target))
+    r["python_s"], r["python_rss_mb"], _ = best(lambda n: [sys.executable, "-c", script, tree, os.path.join(target, f"p{n}.zip")])
     shutil.rmtree(target, ignore_errors=True)
     r["ratio_vs_zip"] = r["zip_s"] / r["coursepack_writer_s"]
     r["ratio_vs_python"] = r["python_s"] / r["coursepack_writer_s"]
@@ -168,6 +177,9 @@ def main():
     results["writer"] = bench_writer("media-heavy")
     results["rewriter"] = bench_rewriter("text-heavy")
     results["bench_seconds"] = time.time() - started
+    for name in ("media-heavy", "text-heavy"):
+        shutil.rmtree(os.path.join(WORK, name, "runs"), ignore_errors=True)
+        shutil.rmtree(os.path.join(WORK, name, "trees"), ignore_errors=True)
     with open(os.path.join(ROOT, "bench/results.json"), "w") as f:
         json.dump(results, f, indent=2, sort_keys=True)
 

@@ -42,8 +42,9 @@ enum NetworkContent {
     }
 
     /// TeX delimiters Open edX pages use for MathJax.
+    static let mathJaxMarkers = ["\\(", "\\[", "[mathjax", "math/tex", "$$"].map { Array($0.utf8) }
+
     static func usesMathJax(_ html: [UInt8]) -> Bool {
-        let text = String(decoding: html, as: UTF8.self)
-        return text.contains("\\(") || text.contains("\\[") || text.contains("[mathjax") || text.contains("math/tex") || text.contains("$$")
+        mathJaxMarkers.contains { html.firstRange(of: $0) != nil }
     }
 }
