@@ -45,6 +45,27 @@ enum NetworkContent {
     static let mathJaxMarkers = ["\\(", "\\[", "[mathjax", "math/tex", "$$"].map { Array($0.utf8) }
 
     static func usesMathJax(_ html: [UInt8]) -> Bool {
-        mathJaxMarkers.contains { html.firstRange(of: $0) != nil }
+        mathJaxMarkers.contains { contains(html, $0) }
+    }
+
+    /// Plain byte search; the generic `firstRange(of:)` allocates per position and was the
+    /// slowest part of rendering a page.
+    static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard let first = needle.first, haystack.count >= needle.count else { return needle.isEmpty }
+        return haystack.withUnsafeBufferPointer { hay in
+            needle.withUnsafeBufferPointer { pin in
+                var i = 0
+                let last = hay.count - pin.count
+                while i <= last {
+                    if hay[i] == first {
+                        var j = 1
+                        while j < pin.count && hay[i + j] == pin[j] { j += 1 }
+                        if j == pin.count { return true }
+                    }
+                    i += 1
+                }
+                return false
+            }
+        }
     }
 }

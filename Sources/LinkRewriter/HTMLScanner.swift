@@ -143,11 +143,15 @@ extension HTMLScanner {
         // Where the next end tag is (nil: none is left), so many unclosed elements stay linear.
         var nextClose: (from: Int, at: Int?)?
         while i < bytes.count {
+            guard bytes[i] == UInt8(ascii: "<"), i + 1 < bytes.count else {
+                i += 1
+                continue
+            }
             if bytes.matches("<!--", at: i) {
                 i = (bytes.find("-->", from: i + 4).map { $0 + 3 }) ?? bytes.count
                 continue
             }
-            guard bytes[i] == UInt8(ascii: "<"), i + 1 < bytes.count, bytes[i + 1].isASCIILetter else {
+            guard bytes[i + 1].isASCIILetter else {
                 i += 1
                 continue
             }
