@@ -171,4 +171,52 @@ func expectBuild(_ course: String, status: Int32, mentions fragment: String, sou
             #expect(!FileManager.default.fileExists(atPath: target + "/manifest.json"))
         }
     }
+
+    /// Each hostile tarball stops the build with exit 2, names the tarball, and leaves the
+    /// previous publish byte for byte as it was.
+    @Test func hostileTarballsStopTheBuildAndKeepThePreviousPublish() throws {
+        let out = TestSupport.temporaryFolder("publish")
+        #expect(try TestSupport.coursepack(["build", TestSupport.exampleCourse, "--out", out, "-q"]).status == 0)
+        let before = TestSupport.files(under: out).filter { !$0.hasPrefix(".") }.map { ($0, TestSupport.read(out + "/" + $0)) }
+        let folder = TestSupport.temporaryFolder("tarballs")
+        let courseXML = ("course/course.xml", "file", #"<course url_name="2026" org="CoursepackX" course="CP101"/>"#)
+        let cases: [(String, [(name: String, kind: String, data: String)], String)] = [
+            ("dotdot", [courseXML, ("course/../../evil.txt", "file", "x")], "climbs out"),
+            ("absolute", [courseXML, ("/tmp/evil.txt", "file", "x")], "absolute path"),
+            ("symlink", [courseXML, ("course/static/link", "symlink", "/etc/passwd")], "symbolic link"),
+            ("hardlink", [courseXML, ("course/static/hard", "hardlink", "course/course.xml")], "hard link"),
+        ]
+        var tarballs: [(String, String)] = []
+        for (name, members, reason) in cases {
+            try TestSupport.makeTarball(members, to: folder + "/\(name).tar.gz")
+            tarballs.append((folder + "/\(name).tar.gz", reason))
+        }
+        let tar = try #require(TestSupport.which("tar"))
+        _ = try TestSupport.run(tar, ["czf", folder + "/whole.tar.gz", "-C", TestSupport.packageRoot + "/examples", "coursepack-101"])
+        let whole = TestSupport.read(folder + "/whole.tar.gz")
+        try TestSupport.writeBytes(Array(whole.prefix(whole.count / 2)), to: folder + "/truncated.tar.gz")
+        tarballs.append((folder + "/truncated.tar.gz", "truncated"))
+        let bomb = try TestSupport.run(try #require(TestSupport.which("python3")), ["-c", """
+            import gzip, sys
+            with gzip.open(sys.argv[1], "wb", compresslevel=9) as f:
+                for _ in range(1024): f.write(bytes(1 << 20))
+            """, folder + "/bomb.tar.gz"])
+        #expect(bomb.status == 0)
+        tarballs.append((folder + "/bomb.tar.gz", "gzip bomb"))
+
+        for (tarball, reason) in tarballs {
+            let result = try TestSupport.coursepack(["build", tarball, "--out", out])
+            #expect(result.status == 2, "\(tarball): \(result.stderr)")
+            #expect(result.stderr.contains(tarball) && result.stderr.contains(reason), "\(result.stderr)")
+            let after = TestSupport.files(under: out).filter { !$0.hasPrefix(".") }.map { ($0, TestSupport.read(out + "/" + $0)) }
+            #expect(after.map(\.0) == before.map(\.0) && after.map(\.1) == before.map(\.1), "\(tarball) changed the publish")
+            #expect(try TestSupport.coursepack(["verify", out]).status == 0)
+        }
+        #expect(!FileManager.default.fileExists(atPath: "/tmp/evil.txt") && !FileManager.default.fileExists(atPath: folder + "/../evil.txt"))
+    }
+
+    @Test func driveLetterURLNamesStayInsideTheExport() throws {
+        let course = try hostileCourse(#"<html url_name="C:evil"/>"#)
+        try expectBuild(course, status: 1, mentions: "html/C/evil.xml, which is missing")
+    }
 }

@@ -3,38 +3,6 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Writes a .tar.gz with Python's tarfile (an independent writer) from a list of members.
-func makeTarball(_ members: [(name: String, kind: String, data: String)], to path: String) throws {
-    let spec = members.map { "\($0.kind)\t\($0.name)\t\($0.data)" }.joined(separator: "\n")
-    let script = """
-        import io, sys, tarfile
-        with tarfile.open(sys.argv[1], "w:gz", format=tarfile.GNU_FORMAT) as tar:
-            for line in sys.stdin.read().split("\\n"):
-                kind, name, data = line.split("\\t")
-                info = tarfile.TarInfo(name)
-                if kind == "file":
-                    payload = data.encode()
-                    info.size = len(payload)
-                    tar.addfile(info, io.BytesIO(payload))
-                elif kind == "dir":
-                    info.type = tarfile.DIRTYPE
-                    tar.addfile(info)
-                elif kind == "symlink":
-                    info.type = tarfile.SYMTYPE
-                    info.linkname = data
-                    tar.addfile(info)
-                elif kind == "hardlink":
-                    info.type = tarfile.LNKTYPE
-                    info.linkname = data
-                    tar.addfile(info)
-        """
-    let input = TestSupport.temporaryFolder("spec") + "/spec.txt"
-    try TestSupport.write(["spec.txt": spec], under: (input as NSString).deletingLastPathComponent)
-    let python = try #require(TestSupport.which("python3"))
-    let result = try TestSupport.run("/bin/sh", ["-c", "\"$0\" -c \"$1\" \"$2\" < \"$3\"", python, script, path, input])
-    #expect(result.status == 0, "\(result.stderr)")
-}
-
 @Suite struct TarGzTests {
     @Test func aStudioTarballGivesTheSameCourseAsItsFolder() throws {
         let tarball = TestSupport.temporaryFolder("tgz") + "/course.tar.gz"
@@ -55,7 +23,7 @@ func makeTarball(_ members: [(name: String, kind: String, data: String)], to pat
     @Test func longNamesFromGNUTarballsAreRead() throws {
         let long = String(repeating: "d", count: 120) + "/file.png"
         let tarball = TestSupport.temporaryFolder("tgz") + "/c.tar.gz"
-        try makeTarball([
+        try TestSupport.makeTarball([
             ("course/course.xml", "file", #"<course url_name="r" org="O" course="N"/>"#),
             ("course/course/r.xml", "file", "<course/>"),
             ("course/static/" + long, "file", "png"),
@@ -73,7 +41,7 @@ func makeTarball(_ members: [(name: String, kind: String, data: String)], to pat
     ])
     func hostileEntriesAreRefused(name: String, kind: String, data: String, reason: String) throws {
         let tarball = TestSupport.temporaryFolder("tgz") + "/bad.tar.gz"
-        try makeTarball([("course/course.xml", "file", #"<course url_name="r" org="O" course="N"/>"#), (name, kind, data)], to: tarball)
+        try TestSupport.makeTarball([("course/course.xml", "file", #"<course url_name="r" org="O" course="N"/>"#), (name, kind, data)], to: tarball)
         do {
             _ = try CourseLoader.open(tarball)
             Issue.record("a tarball with \(name) was accepted")

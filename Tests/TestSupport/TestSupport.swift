@@ -244,3 +244,37 @@ extension TestSupport {
         return try run(which("python3") ?? "/usr/bin/python3", ["-c", script, out]).stdout
     }
 }
+
+extension TestSupport {
+    /// Writes a .tar.gz with Python's tarfile (an independent writer) from a list of members.
+    public static func makeTarball(_ members: [(name: String, kind: String, data: String)], to path: String) throws {
+        let spec = members.map { "\($0.kind)\t\($0.name)\t\($0.data)" }.joined(separator: "\n")
+        let script = """
+            import io, sys, tarfile
+            with tarfile.open(sys.argv[1], "w:gz", format=tarfile.GNU_FORMAT) as tar:
+                for line in sys.stdin.read().split("\\n"):
+                    kind, name, data = line.split("\\t")
+                    info = tarfile.TarInfo(name)
+                    if kind == "file":
+                        payload = data.encode()
+                        info.size = len(payload)
+                        tar.addfile(info, io.BytesIO(payload))
+                    elif kind == "dir":
+                        info.type = tarfile.DIRTYPE
+                        tar.addfile(info)
+                    elif kind == "symlink":
+                        info.type = tarfile.SYMTYPE
+                        info.linkname = data
+                        tar.addfile(info)
+                    elif kind == "hardlink":
+                        info.type = tarfile.LNKTYPE
+                        info.linkname = data
+                        tar.addfile(info)
+            """
+        let input = temporaryFolder("spec") + "/spec.txt"
+        try write(["spec.txt": spec], under: (input as NSString).deletingLastPathComponent)
+        let python = which("python3") ?? "/usr/bin/python3"
+        let result = try run("/bin/sh", ["-c", "\"$0\" -c \"$1\" \"$2\" < \"$3\"", python, script, path, input])
+        if result.status != 0 { throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: result.stderr]) }
+    }
+}
