@@ -24,10 +24,7 @@ extension SyncClient {
         var store: @Sendable () -> Void = {}
         switch source {
         case .folder(let path):
-            guard let read = FileManager.default.contents(atPath: path + "/manifest.json") else {
-                throw .unreachable(source: shown, reason: "no manifest.json there")
-            }
-            data = read
+            data = try ManifestLoader.readFolder(path, shown: shown)
         case .http(let base):
             var request = URLRequest(url: base.appendingPathComponent("manifest.json"))
             request.cachePolicy = .reloadIgnoringLocalCacheData
@@ -64,13 +61,7 @@ extension SyncClient {
                 throw .http(url: shown, status: status)
             }
         }
-        guard data.count <= 64 << 20 else { throw .unsafeManifest(source: shown, reason: "manifest larger than 64 MiB") }
-        let manifest: CourseManifest
-        do {
-            manifest = try ManifestFile.decode(data, path: shown)
-        } catch {
-            throw .manifest(error)
-        }
+        let manifest = try ManifestLoader.decode(data, shown: shown)
         try ManifestValidation.check(manifest, source: shown)
         if !remember { store = {} }
         return (manifest, notModified, store)

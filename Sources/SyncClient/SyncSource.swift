@@ -65,10 +65,7 @@ public enum ManifestLoader {
         let data: Data
         switch source {
         case .folder(let path):
-            guard let read = FileManager.default.contents(atPath: path + "/manifest.json") else {
-                throw .unreachable(source: shown, reason: "no such file")
-            }
-            data = read
+            data = try readFolder(path, shown: shown)
         case .http(let url):
             let response: URLResponse
             do {
@@ -79,6 +76,19 @@ public enum ManifestLoader {
             let status = (response as? HTTPURLResponse)?.statusCode ?? 0
             guard status == 200 else { throw .http(url: shown, status: status) }
         }
+        return try decode(data, shown: shown)
+    }
+
+    static func readFolder(_ path: String, shown: String) throws(SyncError) -> Data {
+        guard let data = FileManager.default.contents(atPath: path + "/manifest.json") else {
+            throw .unreachable(source: shown, reason: "no manifest.json there")
+        }
+        return data
+    }
+
+    /// Parses a manifest from a source that may be hostile, within a size bound.
+    static func decode(_ data: Data, shown: String) throws(SyncError) -> CourseManifest {
+        guard data.count <= 64 << 20 else { throw .unsafeManifest(source: shown, reason: "manifest larger than 64 MiB") }
         do {
             return try ManifestFile.decode(data, path: shown)
         } catch {
