@@ -7,8 +7,9 @@ public enum LinkTarget: Sendable, Equatable {
     case block(id: String, suffix: String)
     /// Another path on the LMS (`/courses/…`, `/u/…`).
     case lmsPath(String)
-    /// A relative URL such as `notes.html`: relative to an LMS page, so it means nothing offline.
-    case relative(String)
+    /// A relative URL such as `notes.html` (`path` percent-decoded): relative to an LMS page,
+    /// so it means nothing offline unless it names a course file.
+    case relative(path: String, suffix: String)
     /// External URLs, `data:`, `mailto:`, anchors: left exactly as they are.
     case untouched
 
@@ -43,7 +44,7 @@ public enum LinkTarget: Sendable, Equatable {
             return trimmedID.isEmpty ? .lmsPath(path) : .block(id: trimmedID, suffix: suffix)
         }
         if path.hasPrefix("/") { return .lmsPath(trimmed) }
-        return path.isEmpty ? .untouched : .relative(trimmed)
+        return path.isEmpty ? .untouched : .relative(path: PercentEncoding.decode(path), suffix: suffix)
     }
 }
 

@@ -54,7 +54,7 @@ final class AssetStore: Sendable {
             digest = Digest.hex(SHA256.hash(data: try stylesheet(staticPath).bytes))
         } else {
             let path = try filePath(staticPath)
-            let stamp = HashCache.stamp(path)
+            let stamp = FileStamp.of(path)
             if let stamp, let cached = previousHashes.hash(of: staticPath, size: stamp.size, modified: stamp.modified) {
                 digest = cached
             } else {
@@ -98,10 +98,11 @@ final class AssetStore: Sendable {
             switch target {
             case .asset(let name, _):
                 found = course.staticFiles.resolve(name)
-            case .untouched, .relative:
+            case .relative(let path, _):
                 // A relative url() inside a bundled stylesheet points next to it, inside static/.
-                let relative = RelativePath.resolve(PercentEncoding.decode(reference.url.split(whereSeparator: { $0 == "?" || $0 == "#" }).first.map(String.init) ?? ""), from: folder)
-                if let relative, course.staticFiles.paths.contains(relative) { dependencies.append(relative) }
+                if let relative = RelativePath.resolve(path, from: folder), course.staticFiles.paths.contains(relative) {
+                    dependencies.append(relative)
+                }
                 return .keep
             default:
                 return .keep

@@ -94,7 +94,7 @@ struct BlockPackager: Sendable {
         let final = options.outputFolder + "/" + archive
         if let before = previous[block.usageID], before.contentHash == contentHash, before.archive == archive,
             let size = before.size, let sha = before.sha256, let lastModified = before.lastModified,
-            Self.fileSize(final) == size
+            FileStamp.of(final)?.size == size
         {
             return .reused(BlockEntry(
                 usageID: block.usageID, type: block.type, displayName: block.displayName, parents: block.parents,
@@ -119,37 +119,41 @@ struct BlockPackager: Sendable {
         switch LinkTarget.classify(reference.url) {
         case .untouched:
             return (.keep, nil, nil)
-        case .relative(let url):
+        case .relative(let name, let suffix):
             // Only attributes hold links; a relative string in script text is not one.
             guard case .attribute = reference.context else { return (.keep, nil, nil) }
-            let split = url.firstIndex { $0 == "?" || $0 == "#" } ?? url.endIndex
-            let name = PercentEncoding.decode(String(url[..<split]))
             if generated[name] != nil { return (.keep, nil, nil) }
             // Studio's older editors linked to another unit by its bare url_name.
-            if let folder = jumpTargets[name] {
-                return (.replace("../../" + PercentEncoding.encodePath(folder) + "/index.html" + Self.escaped(String(url[split...]), in: reference)), nil, nil)
-            }
+            if let folder = jumpTargets[name] { return (Self.blockLink(folder, suffix, reference), nil, nil) }
             // Old pages sometimes name a static file without /static/.
-            if let path = course.staticFiles.resolve(name) {
-                return (.replace("static/" + PercentEncoding.encodePath(path) + Self.escaped(String(url[split...]), in: reference)), path, nil)
-            }
+            if let path = course.staticFiles.resolve(name) { return (Self.staticLink(path, suffix, reference), path, nil) }
             return (.keep, nil, "unresolved reference: a relative link that names no course file")
         case .asset(let name, let suffix):
             guard let path = course.staticFiles.resolve(name) else {
                 return (.keep, nil, "unresolved reference: no file \"\(name)\" in the course's static files")
             }
-            return (.replace("static/" + PercentEncoding.encodePath(path) + Self.escaped(suffix, in: reference)), path, nil)
+            return (Self.staticLink(path, suffix, reference), path, nil)
         case .block(let id, let suffix):
             guard let folder = jumpTargets[id] else {
                 return (.keep, nil, "unresolved reference: no block \"\(id)\" in the course")
             }
-            return (.replace("../../" + PercentEncoding.encodePath(folder) + "/index.html" + Self.escaped(suffix, in: reference)), nil, nil)
+            return (Self.blockLink(folder, suffix, reference), nil, nil)
         case .lmsPath(let path):
             guard let base = options.lmsURL else {
                 return (.keep, nil, "course link kept as written; pass --lms-url to make it absolute")
             }
             return (.replace(Self.escaped(base.trimmingTrailingSlashes() + path, in: reference)), nil, nil)
         }
+    }
+
+    /// A file of this bundle, under `static/`.
+    private static func staticLink(_ path: String, _ suffix: String, _ reference: Reference) -> LinkRewriter.Resolution {
+        .replace("static/" + PercentEncoding.encodePath(path) + escaped(suffix, in: reference))
+    }
+
+    /// Another block's page, from this block's `<type>/<name>/index.html`.
+    private static func blockLink(_ folder: String, _ suffix: String, _ reference: Reference) -> LinkRewriter.Resolution {
+        .replace("../../" + PercentEncoding.encodePath(folder) + "/index.html" + escaped(suffix, in: reference))
     }
 
     /// Query and fragment come back decoded from the scanner; inside HTML attributes `&` must
@@ -159,11 +163,6 @@ struct BlockPackager: Sendable {
         return text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "\"", with: "&quot;")
     }
 
-    static func fileSize(_ path: String) -> UInt64? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        return UInt64(info.st_size)
-    }
 }
 
 extension String {

@@ -45,7 +45,8 @@ public struct CoursePackager: Sendable {
         } catch {
             throw .previousManifest(error)
         }
-        removeTemporaryLeftovers(in: out, keeping: Set((previous?.blocks ?? []).compactMap(\.archive)))
+        let previousArchives = Set((previous?.blocks ?? []).compactMap(\.archive))
+        removeTemporaryLeftovers(in: out, keeping: previousArchives)
         if let previous, previous.courseID != course.id {
             throw .output(path: manifestPath, reason: "belongs to \(previous.courseID), not \(course.id); use another --out")
         }
@@ -62,7 +63,7 @@ public struct CoursePackager: Sendable {
             renderer: BlockRenderer(templates: options.templates, generator: options.generator),
             assets: assets,
             options: options, previous: previousEntries, jumpTargets: Self.jumpTargets(course),
-            publishedArchives: Set((previous?.blocks ?? []).compactMap(\.archive)))
+            publishedArchives: previousArchives)
 
         let outcomes = Self.parallelMap(leaves, jobs: options.jobs, progress: progress) { packager.package($0) }
 
@@ -116,7 +117,7 @@ public struct CoursePackager: Sendable {
                 }
             }
             if manifest != previous {
-                let previousStamp = HashCache.stamp(manifestPath)
+                let previousStamp = FileStamp.of(manifestPath)
                 try ManifestFile.write(manifest, to: manifestPath)
                 Self.advanceModificationTime(of: manifestPath, past: previousStamp?.modified)
             }
@@ -128,7 +129,7 @@ public struct CoursePackager: Sendable {
         if hashes.records != previousHashes.records { hashes.save(to: out) }
 
         let kept = Set(entries.compactMap(\.archive))
-        for stale in Set((previous?.blocks ?? []).compactMap(\.archive)).subtracting(kept).sorted() {
+        for stale in previousArchives.subtracting(kept).sorted() {
             guard ArchivePaths.isSafe(stale) else { continue }
             if (try? FileManager.default.removeItem(atPath: out + "/" + stale)) != nil { report.counts.removed += 1 }
         }
@@ -144,7 +145,7 @@ public struct CoursePackager: Sendable {
     /// manifest of the same size written within the same second would look unchanged to
     /// clients, so its mtime is moved past the old one's second.
     static func advanceModificationTime(of path: String, past previous: Int64?) {
-        guard let previous, let now = HashCache.stamp(path)?.modified,
+        guard let previous, let now = FileStamp.of(path)?.modified,
             now / 1_000_000_000 <= previous / 1_000_000_000
         else { return }
         let next = timespec(tv_sec: Int(previous / 1_000_000_000 + 1), tv_nsec: 0)

@@ -41,9 +41,11 @@ struct HashCache: Codable, Sendable {
             rename(temporary, folder + "/" + Self.fileName)
         }
     }
+}
 
-    /// Size and modification time (nanoseconds) of a file.
-    static func stamp(_ path: String) -> (size: UInt64, modified: Int64)? {
+/// A file's size and modification time (nanoseconds), or nil when it is not there.
+enum FileStamp {
+    static func of(_ path: String) -> (size: UInt64, modified: Int64)? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         return (UInt64(info.st_size), Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec))

@@ -40,7 +40,7 @@ public enum PublishVerifier {
             }
             result.archivesChecked += 1
             let file = folder + "/" + archive
-            guard let size = BlockPackager.fileSize(file) else {
+            guard let size = FileStamp.of(file)?.size else {
                 problem("archive is missing")
                 continue
             }

@@ -52,7 +52,7 @@ public struct SyncClient: Sendable {
     /// The plan only; nothing is written.
     public func plan() async throws(SyncError) -> (SyncPlan, notModified: Bool) {
         let (server, notModified, _) = try await fetchServerManifest(remember: false)
-        return (makePlan(server), notModified)
+        return (makePlan(server, installed: (try? readInstalled()) ?? nil), notModified)
     }
 
     public func sync(progress: @Sendable (Int, Int) -> Void = { _, _ in }) async throws(SyncError) -> Summary {
@@ -65,7 +65,7 @@ public struct SyncClient: Sendable {
 
         let (server, notModified, remember) = try await fetchServerManifest(remember: true)
         let installed = try readInstalled()
-        var summary = Summary(plan: makePlan(server))
+        var summary = Summary(plan: makePlan(server, installed: installed))
         summary.manifestNotModified = notModified
 
         // Download and install, a bounded number at a time.
@@ -135,9 +135,8 @@ public struct SyncClient: Sendable {
         return summary
     }
 
-    private func makePlan(_ server: CourseManifest) -> SyncPlan {
-        let installed = try? readInstalled()
-        return SyncPlan(server: server, installed: installed, selection: options.selection) { entry in
+    private func makePlan(_ server: CourseManifest, installed: CourseManifest?) -> SyncPlan {
+        SyncPlan(server: server, installed: installed, selection: options.selection) { entry in
             guard let archive = entry.archive, let folder = ManifestValidation.installFolder(of: archive) else { return false }
             var info = stat()
             return stat(options.target + "/" + folder, &info) == 0

@@ -49,24 +49,13 @@ struct Build: ParsableCommand {
     }
 
     func run() throws {
-        let templateSet: PageTemplates
-        do {
-            templateSet = try templates.map { try PageTemplates.overriding(with: $0) } ?? .defaults()
-        } catch {
-            printError("error: \(error)")
-            throw ExitCode(ExitStatus.badInput)
-        }
+        let templateSet = try orExitBadInput { try templates.map { try PageTemplates.overriding(with: $0) } ?? .defaults() }
         let options = BuildOptions(
             outputFolder: out, publishedAt: publishedAt.flatMap(Timestamp.parse).map(Timestamp.format) ?? Timestamp.now(),
             jobs: jobs, compressionLevel: level, templates: templateSet, lmsURL: lmsURL, lockTimeout: lockTimeout)
         let progress = ProgressLine(enabled: !quiet && isatty(STDERR_FILENO) == 1)
-        let result: BuildReport
-        do {
-            result = try CoursePackager(options: options).build(coursePath: course) { done, total in progress.update(done, of: total) }
-        } catch {
-            progress.finish()
-            printError("error: \(error)")
-            throw ExitCode(ExitStatus.badInput)
+        let result = try orExitBadInput(cleanup: progress.finish) {
+            try CoursePackager(options: options).build(coursePath: course) { done, total in progress.update(done, of: total) }
         }
         progress.finish()
 

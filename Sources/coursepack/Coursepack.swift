@@ -38,6 +38,28 @@ enum ExitStatus {
     static let badInput: Int32 = 2
 }
 
+/// Runs `body`; an error it throws is printed and ends the command with status 2 (the input
+/// cannot be used; nothing was changed). `cleanup` runs first, to clear a progress line.
+func orExitBadInput<T>(cleanup: () -> Void = {}, _ body: () throws -> T) throws -> T {
+    do {
+        return try body()
+    } catch {
+        cleanup()
+        printError("error: \(error)")
+        throw ExitCode(ExitStatus.badInput)
+    }
+}
+
+func orExitBadInput<T>(cleanup: () -> Void = {}, _ body: () async throws -> T) async throws -> T {
+    do {
+        return try await body()
+    } catch {
+        cleanup()
+        printError("error: \(error)")
+        throw ExitCode(ExitStatus.badInput)
+    }
+}
+
 /// Prints to standard error, where diagnostics belong.
 func printError(_ message: String) {
     FileHandle.standardError.write(Data((message + "\n").utf8))

@@ -17,15 +17,8 @@ struct Diff: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let before: CourseManifest
-        let after: CourseManifest
-        do {
-            before = try await ManifestLoader.load(SyncSource(old))
-            after = try await ManifestLoader.load(SyncSource(new))
-        } catch {
-            printError("error: \(error)")
-            throw ExitCode(ExitStatus.badInput)
-        }
+        let before = try await orExitBadInput { try await ManifestLoader.load(SyncSource(old)) }
+        let after = try await orExitBadInput { try await ManifestLoader.load(SyncSource(new)) }
         let diff = ManifestDiff(old: before, new: after)
         if json {
             let object: [String: Any] = [

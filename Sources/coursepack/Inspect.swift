@@ -10,14 +10,7 @@ struct Inspect: ParsableCommand {
     var course: String
 
     func run() throws {
-        let loaded: Course
-        let export: OpenedExport
-        do {
-            (loaded, export) = try CourseLoader.open(course)
-        } catch {
-            printError("error: \(error)")
-            throw ExitCode(ExitStatus.badInput)
-        }
+        let (loaded, export) = try orExitBadInput { try CourseLoader.open(course) }
         defer { export.close() }
         print("\(loaded.id)  \(loaded.displayName)  (language \(loaded.language))")
         for block in loaded.blocks.dropFirst() {

@@ -29,13 +29,7 @@ struct Sync: AsyncParsableCommand {
     func run() async throws {
         let client = SyncClient(options: .init(source: SyncSource(source), target: target, selection: Set(blocks), jobs: jobs))
         if dryRun {
-            let plan: SyncPlan
-            do {
-                (plan, _) = try await client.plan()
-            } catch {
-                printError("error: \(error)")
-                throw ExitCode(ExitStatus.badInput)
-            }
+            let (plan, _) = try await orExitBadInput { try await client.plan() }
             for block in plan.new { print("new       \(block.archive ?? "")  \(block.size ?? 0) bytes  \(block.displayName ?? "")") }
             for block in plan.outdated { print("outdated  \(block.archive ?? "")  \(block.size ?? 0) bytes  \(block.displayName ?? "")") }
             for block in plan.removed { print("remove    \(block.archive ?? "")  \(block.size ?? 0) bytes  \(block.displayName ?? "")") }
@@ -43,13 +37,8 @@ struct Sync: AsyncParsableCommand {
             return
         }
         let progress = ProgressLine(enabled: isatty(STDERR_FILENO) == 1)
-        let summary: SyncClient.Summary
-        do {
-            summary = try await client.sync { done, total in progress.update(done, of: total) }
-        } catch {
-            progress.finish()
-            printError("error: \(error)")
-            throw ExitCode(ExitStatus.badInput)
+        let summary = try await orExitBadInput(cleanup: progress.finish) {
+            try await client.sync { done, total in progress.update(done, of: total) }
         }
         progress.finish()
         for failure in summary.failures { printError("error: \(failure.usageID): \(failure.error)") }
@@ -66,17 +55,8 @@ struct Status: ParsableCommand {
     var target: String
 
     func run() throws {
-        let manifest: CourseManifest
-        do {
-            guard let read = try ManifestFile.read(target + "/manifest.json") else {
-                printError("error: \(target): no manifest.json: nothing has been synced here")
-                throw ExitCode(ExitStatus.badInput)
-            }
-            manifest = read
-        } catch let error as ExitCode {
-            throw error
-        } catch {
-            printError("error: \(error)")
+        guard let manifest = try orExitBadInput({ try ManifestFile.read(target + "/manifest.json") }) else {
+            printError("error: \(target): no manifest.json: nothing has been synced here")
             throw ExitCode(ExitStatus.badInput)
         }
         var total: UInt64 = 0

@@ -10,13 +10,7 @@ struct Verify: ParsableCommand {
     var folder: String
 
     func run() throws {
-        let result: PublishVerifier.Result
-        do {
-            result = try PublishVerifier.verify(folder: folder)
-        } catch {
-            printError("error: \(error)")
-            throw ExitCode(ExitStatus.badInput)
-        }
+        let result = try orExitBadInput { try PublishVerifier.verify(folder: folder) }
         for problem in result.problems { printError("error: \(problem)") }
         print("coursepack: \(result.manifest.courseID): \(result.archivesChecked) archives checked, \(result.problems.count) problems")
         if !result.problems.isEmpty { throw ExitCode(ExitStatus.blocksFailed) }

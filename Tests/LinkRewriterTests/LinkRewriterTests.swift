@@ -84,6 +84,7 @@ func rewriteAssets(_ html: String, as document: LinkRewriter.Document = .html) -
         #expect(LinkTarget.classify("/jump_to/block-v1:O+N+R+type@html+block@x") == .block(id: "block-v1:O+N+R+type@html+block@x", suffix: ""))
         #expect(LinkTarget.classify("/courses/course-v1:O+N+R/progress") == .lmsPath("/courses/course-v1:O+N+R/progress"))
         #expect(LinkTarget.classify("javascript:void(0)") == .untouched)
+        #expect(LinkTarget.classify("../img/a%20b.png?v=2#x") == .relative(path: "../img/a b.png", suffix: "?v=2#x"))
     }
 
     @Test func percentEncodingRoundTrips() {
