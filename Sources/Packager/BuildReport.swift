@@ -35,6 +35,9 @@ public struct BuildReport: Codable, Sendable {
     /// Recoverable problems: links that could not be resolved, content that needs the network.
     public var warnings: [Diagnostic] = []
     public var durations = Durations()
+    /// True when the course, options and output were exactly as the last clean build left
+    /// them, so nothing was loaded, rendered or written.
+    public var inputsUnchanged = false
 
     public var unresolvedLinks: [Diagnostic] { warnings.filter { $0.reference != nil } }
 
@@ -43,6 +46,7 @@ public struct BuildReport: Codable, Sendable {
         case publishedAt = "published_at"
         case outputFolder = "out"
         case counts, errors, warnings, durations
+        case inputsUnchanged = "inputs_unchanged"
     }
 }
 

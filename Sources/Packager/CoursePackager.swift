@@ -19,6 +19,12 @@ public struct CoursePackager: Sendable {
     /// nothing was changed); per-block failures are in the report.
     public func build(coursePath: String, progress: @Sendable (Int, Int) -> Void = { _, _ in }) throws(BuildError) -> BuildReport {
         let started = Date()
+        let renderer = BlockRenderer(templates: options.templates, generator: options.generator)
+        // Stamped before anything is read, so a file changed while this build runs makes the
+        // next one a full build.
+        let inputs = BuildState.inputs(coursePath: coursePath, options: options, rendererFingerprint: renderer.fingerprint)
+        if let inputs, let unchanged = unchangedBuild(inputs: inputs.key, started: started) { return unchanged }
+
         let course: Course
         let export: OpenedExport
         do {
@@ -38,6 +44,8 @@ public struct CoursePackager: Sendable {
         guard access(out, W_OK) == 0 else { throw .output(path: out, reason: "the output folder is not writable") }
         let lock = try OutputLock(folder: out, timeout: options.lockTimeout)
         defer { withExtendedLifetime(lock) {} }
+        // From here the output may change; the state describes it again only once it is final.
+        BuildState.remove(from: out)
         let manifestPath = out + "/manifest.json"
         let previous: CourseManifest?
         do {
@@ -60,7 +68,7 @@ public struct CoursePackager: Sendable {
             previousHashes: previousHashes)
         let packager = BlockPackager(
             course: course, export: export.directory,
-            renderer: BlockRenderer(templates: options.templates, generator: options.generator),
+            renderer: renderer,
             assets: assets,
             options: options, previous: previousEntries, jumpTargets: Self.jumpTargets(course),
             publishedArchives: previousArchives)
@@ -134,11 +142,41 @@ public struct CoursePackager: Sendable {
             if (try? FileManager.default.removeItem(atPath: out + "/" + stale)) != nil { report.counts.removed += 1 }
         }
 
+        if let inputs, inputs.settled, report.errors.isEmpty, let outputs = BuildState.outputs(in: out) {
+            BuildState(
+                inputs: inputs.key, outputs: outputs, courseID: course.id, blocks: report.counts.blocks,
+                offlineFalse: report.counts.offlineFalse, warnings: report.warnings
+            ).save(to: out)
+        }
+
         let finished = Date()
         report.durations.loadSeconds = loaded.timeIntervalSince(started)
         report.durations.packageSeconds = finished.timeIntervalSince(loaded)
         report.durations.totalSeconds = finished.timeIntervalSince(started)
         return report
+    }
+
+    /// The report of a build whose course, options, program and output are all exactly as the
+    /// last clean build left them; nil when anything differs or cannot be checked.
+    private func unchangedBuild(inputs: String, started: Date) -> BuildReport? {
+        let out = options.outputFolder
+        guard let state = BuildState.load(from: out), state.inputs == inputs,
+            let lock = try? OutputLock(folder: out, timeout: options.lockTimeout)
+        else { return nil }
+        return withExtendedLifetime(lock) {
+            // Read again under the lock: another build may have finished while this one waited.
+            guard let current = BuildState.load(from: out), current == state,
+                BuildState.outputs(in: out) == state.outputs
+            else { return nil }
+            var report = BuildReport(courseID: state.courseID, publishedAt: options.publishedAt, outputFolder: out)
+            report.counts.blocks = state.blocks
+            report.counts.reused = state.blocks - state.offlineFalse
+            report.counts.offlineFalse = state.offlineFalse
+            report.warnings = state.warnings
+            report.inputsUnchanged = true
+            report.durations.totalSeconds = Date().timeIntervalSince(started)
+            return report
+        }
     }
 
     /// Web servers derive `ETag`/`Last-Modified` from size and mtime in whole seconds; a new

@@ -134,3 +134,67 @@ func id(_ name: String) -> String { "block-v1:O+N+r+type@html+block@\(name)" }
         #expect(rehashed.counts.built == 1, "a new mtime makes the file read again")
     }
 }
+
+/// A rebuild whose course, options, program and output are as the last clean build left them
+/// stops before loading anything. Each test waits until the course files are older than
+/// `TreeStamp.settleMargin`: files changed just before a build are never trusted this way.
+@Suite struct UnchangedBuildTests {
+    func settledCourse() throws -> String {
+        let course = try fourBlockCourse()
+        try TestSupport.write(["html/d.html": #"<p>Block d</p><img src="/static/other.png"><a href="/static/missing.pdf">notes</a>"#], under: course)
+        Thread.sleep(forTimeInterval: 2.2)
+        return course
+    }
+
+    @Test func anUnchangedRebuildLoadsNothingAndReportsTheSameResult() throws {
+        let course = try settledCourse()
+        let (out, first) = try build(course)
+        #expect(!first.inputsUnchanged)
+        let files = TestSupport.files(under: out).map { ($0, TestSupport.read(out + "/" + $0)) }
+        let (_, again) = try build(course, into: out, publishedAt: "2026-12-01T00:00:00Z")
+        #expect(again.inputsUnchanged)
+        let c = again.counts
+        #expect(c.blocks == 4 && c.reused == 4 && c.built == 0 && c.removed == 0 && c.failed == 0 && c.offlineFalse == 0)
+        #expect(again.warnings == first.warnings && again.warnings.count == 1, "the unresolved link is reported again")
+        #expect(TestSupport.files(under: out).map { ($0, TestSupport.read(out + "/" + $0)) }.elementsEqual(files, by: ==))
+        #expect(try manifest(in: out).publishedAt == "2026-11-22T10:00:00Z")
+    }
+
+    @Test func anEditWhoseModificationTimeWasPutBackIsStillSeen() throws {
+        let course = try settledCourse()
+        let path = course + "/html/b.html"
+        let (out, _) = try build(course)
+        var before = stat()
+        stat(path, &before)
+        // Same size, then the old mtime restored: only the change time tells.
+        try TestSupport.write(["html/b.html": #"<p>Block B</p><img src="/static/shared.png">"#], under: course)
+        var times = [before.st_atim, before.st_mtim]
+        #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
+        let (_, report) = try build(course, into: out, publishedAt: "2026-12-01T00:00:00Z")
+        #expect(!report.inputsUnchanged)
+        #expect(report.counts.built == 1 && report.counts.reused == 3)
+    }
+
+    @Test func aChangedOutputOrOptionMeansAFullBuild() throws {
+        let course = try settledCourse()
+        let (out, _) = try build(course)
+        try FileManager.default.removeItem(atPath: out + "/html/c.zip")
+        let (_, repaired) = try build(course, into: out)
+        #expect(!repaired.inputsUnchanged && repaired.counts.built == 1)
+        #expect(try TestSupport.independentZipCheck([out + "/html/c.zip"]).isEmpty)
+        #expect(try build(course, into: out).1.inputsUnchanged)
+
+        let withLMS = try CoursePackager(options: BuildOptions(
+            outputFolder: out, publishedAt: "2026-11-22T10:00:00Z", jobs: 2, lmsURL: "https://lms.example.com")).build(coursePath: course)
+        #expect(!withLMS.inputsUnchanged)
+    }
+
+    @Test func aNewFileInTheCourseMeansAFullBuild() throws {
+        let course = try settledCourse()
+        let (out, _) = try build(course)
+        try TestSupport.write(["static/missing.pdf": "%PDF-1.4 notes"], under: course)
+        let (_, report) = try build(course, into: out, publishedAt: "2026-12-01T00:00:00Z")
+        #expect(!report.inputsUnchanged)
+        #expect(report.warnings.isEmpty && report.counts.built == 1, "the link now resolves and block d is rebuilt")
+    }
+}

@@ -1,0 +1,76 @@
+import Crypto
+import Foundation
+
+/// What the last clean build of an output folder started from and left behind, so that a
+/// rebuild whose inputs and outputs are exactly as they were can stop before loading the
+/// course: the result would be the same bytes, so there is nothing to do. Anything in doubt
+/// (a changed stamp, a failed block, a file changed just before the build) means a full build.
+struct BuildState: Codable, Sendable, Equatable {
+    static let fileName = ".coursepack-state.json"
+    static let format = 1
+
+    var format = Self.format
+    /// Digest of the course tree's stamps and of everything else the output depends on.
+    var inputs: String
+    /// Digest of the stamps of the manifest and every archive, taken after the build.
+    var outputs: String
+    var courseID: String
+    var blocks: Int
+    var offlineFalse: Int
+    /// Warnings are part of the result: an unchanged rebuild reports them again.
+    var warnings: [Diagnostic]
+
+    enum CodingKeys: String, CodingKey {
+        case format, inputs, outputs, blocks, warnings
+        case courseID = "course_id"
+        case offlineFalse = "offline_false"
+    }
+
+    /// Stamp of the course at `coursePath` combined with every option and the program itself.
+    /// Nil when the course cannot be walked; the build then reports why.
+    static func inputs(coursePath: String, options: BuildOptions, rendererFingerprint: String) -> (key: String, settled: Bool)? {
+        guard let course = TreeStamp.of(coursePath, skipping: TreeStamp.identity(of: options.outputFolder)) else { return nil }
+        var hasher = SHA256()
+        let program = FileStamp.of("/proc/self/exe").map { "\($0.size)/\($0.modified)" } ?? "unknown"
+        let canonicalCourse = realpath(coursePath, nil).map { pointer in
+            defer { free(pointer) }
+            return String(cString: pointer)
+        } ?? coursePath
+        let parts = [
+            "coursepack-state-v\(format)", Version.current, program, rendererFingerprint,
+            options.lmsURL ?? "-", "\(options.compressionLevel)", options.generator, canonicalCourse, course.digest,
+        ]
+        for part in parts { hasher.update(data: Array((part + "\n").utf8)) }
+        return (Digest.hex(hasher.finalize()), course.settled)
+    }
+
+    /// The manifest and everything in the archive folders; the lock, this file, the hash
+    /// cache and reports beside the manifest are not the publish.
+    static func outputs(in folder: String) -> String? {
+        TreeStamp.of(folder) { path, isFolder in
+            path.contains("/") || isFolder || path == "manifest.json"
+        }?.digest
+    }
+
+    static func load(from folder: String) -> BuildState? {
+        guard let data = FileManager.default.contents(atPath: folder + "/" + fileName),
+            let state = try? JSONDecoder().decode(BuildState.self, from: data), state.format == format
+        else { return nil }
+        return state
+    }
+
+    static func remove(from folder: String) {
+        unlink(folder + "/" + fileName)
+    }
+
+    /// Written like every other output: a temporary file, then a rename.
+    func save(to folder: String) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        guard let data = try? encoder.encode(self) else { return }
+        let temporary = folder + "/" + Self.fileName + ".tmp-\(getpid())"
+        if (try? data.write(to: URL(fileURLWithPath: temporary))) != nil {
+            rename(temporary, folder + "/" + Self.fileName)
+        }
+    }
+}

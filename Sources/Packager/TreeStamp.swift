@@ -1,0 +1,112 @@
+import Crypto
+import Foundation
+
+/// A digest of the name and `stat` stamp of every entry under a path: type, size, inode,
+/// mtime and ctime. Equal digests mean nothing there was created, removed, written or
+/// replaced since; ctime catches an edit whose mtime was set back, as git's index does.
+struct TreeStamp: Sendable, Equatable {
+    let digest: String
+    /// False when some entry changed so shortly before the walk began that a second change
+    /// within the file system's timestamp resolution would leave its stamp as it is.
+    let settled: Bool
+
+    /// Entries changed this close to the walk are not trusted to be final (FAT and older
+    /// file systems keep times in whole or even two seconds).
+    static let settleMargin: Int64 = 2_000_000_000
+
+    /// Walks `root` (a folder or a single file). `include` sees each path relative to `root`
+    /// and whether it is a folder; an excluded folder is not entered. Symlinks are stamped
+    /// both as links and by what they point to. Nil when `root` cannot be read.
+    static func of(
+        _ root: String, skipping skippedFolder: (device: UInt64, inode: UInt64)? = nil,
+        include: (_ relativePath: String, _ isFolder: Bool) -> Bool = { _, _ in true }
+    ) -> TreeStamp? {
+        var walk = Walk(startedAt: Self.now(), skipped: skippedFolder)
+        var info = stat()
+        guard lstat(root, &info) == 0 else { return nil }
+        walk.add("", info, path: root)
+        if (info.st_mode & S_IFMT) == S_IFDIR {
+            guard walk.enter(root, relative: "", include: include) else { return nil }
+        }
+        return TreeStamp(digest: Digest.hex(walk.hasher.finalize()), settled: walk.newest < walk.startedAt - settleMargin)
+    }
+
+    /// Device and inode of a folder, to leave it out of a walk (an output folder placed inside
+    /// the course would otherwise change the course's stamp on every build).
+    static func identity(of path: String) -> (device: UInt64, inode: UInt64)? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return (UInt64(info.st_dev), UInt64(info.st_ino))
+    }
+
+    private static func now() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
+    }
+
+    private struct Walk {
+        let startedAt: Int64
+        let skipped: (device: UInt64, inode: UInt64)?
+        var hasher = SHA256()
+        var newest = Int64.min
+
+        mutating func add(_ relative: String, _ info: stat, path: String) {
+            let modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+            let changed = Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec)
+            let isFolder = (info.st_mode & S_IFMT) == S_IFDIR
+            // A folder's times change whenever an entry is added or removed, which the entries
+            // themselves show; leaving them out keeps a build's own lock file from mattering.
+            if !isFolder { newest = max(newest, modified, changed) }
+            var record = Array(relative.utf8)
+            record.append(0)
+            for value in [UInt64(info.st_mode), isFolder ? 0 : UInt64(info.st_size), UInt64(info.st_ino),
+                          isFolder ? 0 : UInt64(bitPattern: modified), isFolder ? 0 : UInt64(bitPattern: changed)] {
+                withUnsafeBytes(of: value.littleEndian) { record.append(contentsOf: $0) }
+            }
+            if (info.st_mode & S_IFMT) == S_IFLNK {
+                var target = stat()
+                if stat(path, &target) == 0 {
+                    let modified = Int64(target.st_mtim.tv_sec) * 1_000_000_000 + Int64(target.st_mtim.tv_nsec)
+                    let changed = Int64(target.st_ctim.tv_sec) * 1_000_000_000 + Int64(target.st_ctim.tv_nsec)
+                    newest = max(newest, modified, changed)
+                    for value in [UInt64(target.st_mode), UInt64(target.st_size), UInt64(target.st_ino),
+                                  UInt64(bitPattern: modified), UInt64(bitPattern: changed)] {
+                        withUnsafeBytes(of: value.littleEndian) { record.append(contentsOf: $0) }
+                    }
+                }
+                var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX))
+                let count = readlink(path, &buffer, buffer.count)
+                if count > 0 { record.append(contentsOf: buffer[0..<count]) }
+            }
+            hasher.update(data: record)
+        }
+
+        /// False when the folder cannot be listed.
+        mutating func enter(_ folder: String, relative: String, include: (String, Bool) -> Bool) -> Bool {
+            guard let stream = opendir(folder) else { return false }
+            defer { closedir(stream) }
+            let descriptor = dirfd(stream)
+            var names: [String] = []
+            while let entry = readdir(stream) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                    String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+                }
+                if name != "." && name != ".." { names.append(name) }
+            }
+            // readdir's order is the file system's; the digest must not depend on it.
+            names.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            for name in names {
+                var info = stat()
+                guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return false }
+                let isFolder = (info.st_mode & S_IFMT) == S_IFDIR
+                let child = relative.isEmpty ? name : relative + "/" + name
+                if isFolder, let skipped, UInt64(info.st_dev) == skipped.device, UInt64(info.st_ino) == skipped.inode { continue }
+                guard include(child, isFolder) else { continue }
+                add(child, info, path: folder + "/" + name)
+                if isFolder, !enter(folder + "/" + name, relative: child, include: include) { return false }
+            }
+            return true
+        }
+    }
+}
