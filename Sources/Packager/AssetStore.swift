@@ -9,8 +9,12 @@ import ZipArchive
 /// once, each text file compressed once, and each stylesheet rewritten once, however many
 /// blocks include it.
 final class AssetStore: Sendable {
-    /// Text files up to this size are compressed once and their bytes reused; larger files stream.
+    /// Files up to this size are compressed (or checksummed, for media) once and their bytes
+    /// reused in every archive; larger files stream from disk each time.
     static let preparedLimit = 4 << 20
+    /// Prepared bytes are held for the whole build; past this total, files stream instead, so
+    /// memory stays bounded whatever the course holds.
+    static let preparedBudget = 64 << 20
 
     let export: ExportDirectory
     let course: Course
@@ -20,6 +24,7 @@ final class AssetStore: Sendable {
     private let stylesheets = Mutex<[String: Stylesheet]>([:])
     private let previousHashes: HashCache
     private let stamps = Mutex<[String: HashCache.Record]>([:])
+    private let preparedBytes = Mutex(0)
 
     init(export: ExportDirectory, course: Course, writer: ZipWriter, previousHashes: HashCache = HashCache()) {
         self.export = export
@@ -77,13 +82,27 @@ final class AssetStore: Sendable {
             bytes = try stylesheet(staticPath).bytes
         } else {
             let path = try filePath(staticPath)
-            let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? Int.max
-            guard size <= Self.preparedLimit, !CompressionPolicy.isPrecompressed(staticPath) else { return .file(path: path) }
+            guard let size = FileStamp.of(path)?.size, size <= Self.preparedLimit, reserve(Int(size)) else {
+                return .file(path: path)
+            }
             bytes = try export.read("static/" + staticPath)
         }
         let entry = try writer.prepare(bytes, name: staticPath)
-        prepared.withLock { $0[staticPath] = entry }
-        return .prepared(entry)
+        // Two workers may prepare the same file at once; the first one kept is the one used.
+        return .prepared(prepared.withLock { known in
+            if let first = known[staticPath] { return first }
+            known[staticPath] = entry
+            return entry
+        })
+    }
+
+    /// Takes `size` bytes from the prepared-bytes budget, if that much is left.
+    private func reserve(_ size: Int) -> Bool {
+        preparedBytes.withLock { used in
+            guard used + size <= Self.preparedBudget else { return false }
+            used += size
+            return true
+        }
     }
 
     func stylesheet(_ staticPath: String) throws -> Stylesheet {

@@ -103,13 +103,16 @@ struct BlockPackager: Sendable {
         }
 
         let staged = publishedArchives.contains(archive) ? Staging.stagedPath(of: archive, contentHash: contentHash) : nil
+        // The type folders exist already: CoursePackager makes them before the workers start.
         let destination = options.outputFolder + "/" + (staged ?? archive)
-        try FileManager.default.createDirectory(
-            atPath: (destination as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        let size = try assets.writer.write(entries.map { ZipEntry(name: $0.name, source: $0.source) }, to: destination)
+        var archiveHasher = SHA256()
+        let written = try assets.writer.write(entries.map { ZipEntry(name: $0.name, source: $0.source) }, to: destination) {
+            archiveHasher.update(bufferPointer: $0)
+        }
+        let sha256 = written.observedAll ? Digest.hex(archiveHasher.finalize()) : try Digest.file(destination)
         return .built(BlockEntry(
             usageID: block.usageID, type: block.type, displayName: block.displayName, parents: block.parents,
-            archive: archive, size: size, sha256: try Digest.file(destination), contentHash: contentHash,
+            archive: archive, size: written.size, sha256: sha256, contentHash: contentHash,
             lastModified: options.publishedAt, requiresNetwork: requiresNetwork), stagedAt: staged, warnings: warnings)
     }
 

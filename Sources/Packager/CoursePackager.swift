@@ -73,6 +73,9 @@ public struct CoursePackager: Sendable {
             options: options, previous: previousEntries, jumpTargets: Self.jumpTargets(course),
             publishedArchives: previousArchives)
 
+        for folder in Set(leaves.map { ArchiveNaming.component($0.type) }).sorted() {
+            try? FileManager.default.createDirectory(atPath: out + "/" + folder, withIntermediateDirectories: true)
+        }
         let outcomes = Self.parallelMap(leaves, jobs: options.jobs, progress: progress) { packager.package($0) }
 
         var entries: [BlockEntry] = []

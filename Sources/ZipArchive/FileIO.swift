@@ -59,15 +59,24 @@ final class InputFile {
 
 /// A buffered, seekable output file; `patch` rewrites bytes already written (headers whose
 /// sizes and CRC are only known after the data has streamed through).
+///
+/// An `observer` sees every byte in file order as it leaves the buffer, so a caller can hash
+/// the file while it is written. A patch or truncation that reaches bytes already passed on
+/// makes `observedFinalBytes` false: the caller must then read the file back.
 final class OutputFile {
     let path: String
     private let fd: Int32
     private var buffer: [UInt8] = []
     private(set) var offset: UInt64 = 0
+    /// File offset of `buffer[0]`: everything before it is on disk (and observed).
+    private var flushed: UInt64 = 0
     private var closed = false
+    private let observer: ((UnsafeRawBufferPointer) -> Void)?
+    private(set) var observedFinalBytes = true
 
-    init(creating path: String) throws {
+    init(creating path: String, observer: ((UnsafeRawBufferPointer) -> Void)? = nil) throws {
         self.path = path
+        self.observer = observer
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw ZipError.io(path: path, operation: "create", errno: errno) }
         self.fd = fd
@@ -80,6 +89,7 @@ final class OutputFile {
         if buffer.count + bytes.count > ioChunkSize { try flush() }
         if bytes.count >= ioChunkSize {
             try writeAll(bytes)
+            flushed += UInt64(bytes.count)
         } else {
             buffer.append(contentsOf: bytes)
         }
@@ -91,23 +101,38 @@ final class OutputFile {
     }
 
     func patch(at position: UInt64, _ bytes: [UInt8]) throws {
+        if position >= flushed {
+            // Still in the buffer (a small entry): change it there, before anyone sees it.
+            let start = Int(position - flushed)
+            buffer.replaceSubrange(start..<start + bytes.count, with: bytes)
+            return
+        }
         try flush()
+        observedFinalBytes = false
         let n = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(position)) }
         guard n == bytes.count else { throw ZipError.io(path: path, operation: "write", errno: errno) }
     }
 
     /// Drops everything written after `position`, so an entry can be written again another way.
     func truncate(to position: UInt64) throws {
-        try flush()
+        if position >= flushed {
+            buffer.removeSubrange(Int(position - flushed)...)
+            offset = position
+            return
+        }
+        buffer.removeAll(keepingCapacity: true)
+        observedFinalBytes = false
         guard ftruncate(fd, off_t(position)) == 0, lseek(fd, off_t(position), SEEK_SET) >= 0 else {
             throw ZipError.io(path: path, operation: "truncate", errno: errno)
         }
         offset = position
+        flushed = position
     }
 
     func flush() throws {
         guard !buffer.isEmpty else { return }
         try buffer.withUnsafeBytes { raw in try writeAll(raw) }
+        flushed += UInt64(buffer.count)
         buffer.removeAll(keepingCapacity: true)
     }
 
@@ -118,6 +143,7 @@ final class OutputFile {
     }
 
     private func writeAll(_ bytes: UnsafeRawBufferPointer) throws {
+        observer?(bytes)
         var done = 0
         while done < bytes.count {
             let n = Glibc_write(fd, bytes.baseAddress! + done, bytes.count - done)

@@ -70,6 +70,16 @@ public struct ZipWriter: Sendable {
     /// only when complete, so `destination` is never seen half-written. Returns its size.
     @discardableResult
     public func write(_ entries: [ZipEntry], to destination: String) throws -> UInt64 {
+        try write(entries, to: destination, observingBytes: nil).size
+    }
+
+    /// Like `write(_:to:)`, and passes every byte of the archive, in file order, to `observer`
+    /// as it goes to disk, so the caller can hash it without reading it back. That works unless
+    /// a streamed entry's header had to be rewritten after it was passed on (files larger than
+    /// the write buffer); `observedAll` is then false and the caller reads the file instead.
+    public func write(
+        _ entries: [ZipEntry], to destination: String, observingBytes observer: ((UnsafeRawBufferPointer) -> Void)?
+    ) throws -> (size: UInt64, observedAll: Bool) {
         var seen = Set<String>()
         for entry in entries {
             try EntryName.validate(entry.name)
@@ -78,7 +88,7 @@ public struct ZipWriter: Sendable {
         let sorted = entries.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
 
         let temporary = Self.temporaryPath(beside: destination)
-        let out = try OutputFile(creating: temporary)
+        let out = try OutputFile(creating: temporary, observer: observer)
         do {
             var records: [CentralRecord] = []
             records.reserveCapacity(sorted.count)
@@ -91,7 +101,7 @@ public struct ZipWriter: Sendable {
             guard rename(temporary, destination) == 0 else {
                 throw ZipError.io(path: destination, operation: "rename", errno: errno)
             }
-            return size
+            return (size, observer != nil && out.observedFinalBytes)
         } catch {
             try? out.close()
             unlink(temporary)

@@ -71,6 +71,49 @@ func randomTree(seed: UInt64, under root: String) throws -> [String] {
         #expect(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "\(names.count)")
     }
 
+    /// The bytes handed to the observer are the archive's bytes, in order, whenever the writer
+    /// says so; entries that fit the write buffer (incompressible text retried as stored
+    /// included) never make it say otherwise.
+    @Test(arguments: [1, 2, 3, 4, 5, 6, 7, 8] as [UInt64])
+    func observedBytesAreTheArchiveBytes(seed: UInt64) throws {
+        let root = TestSupport.temporaryFolder("tree")
+        let names = try randomTree(seed: seed, under: root)
+        let archive = TestSupport.temporaryFolder("zip") + "/tree.zip"
+        var observed: [UInt8] = []
+        let written = try ZipWriter().write(names.map { ZipEntry(name: $0, source: .file(path: root + "/" + $0)) }, to: archive) {
+            observed.append(contentsOf: $0)
+        }
+        let bytes = TestSupport.read(archive)
+        #expect(written.size == UInt64(bytes.count))
+        let largest = names.map { TestSupport.read(root + "/" + $0).count }.max() ?? 0
+        if largest < 200_000 { #expect(written.observedAll, "small entries are patched before they leave the buffer") }
+        if written.observedAll { #expect(observed == bytes) }
+    }
+
+    @Test func smallStreamedEntriesAreObservedExactlyAndLargeOnesAreFlagged() throws {
+        var rng = SeededGenerator(state: 11)
+        let root = TestSupport.temporaryFolder("tree")
+        try TestSupport.writeBytes((0..<30_000).map { _ in UInt8.random(in: 0...255, using: &rng) }, to: root + "/noise.txt")
+        try TestSupport.writeBytes(Array(String(repeating: "<p>page</p>", count: 3000).utf8), to: root + "/page.html")
+        try TestSupport.writeBytes([0x89, 0x50, 0x4E, 0x47, 9, 9, 9], to: root + "/logo.png")
+        let out = TestSupport.temporaryFolder("zip")
+        func write(_ names: [String], to archive: String) throws -> (observed: [UInt8], all: Bool) {
+            var observed: [UInt8] = []
+            let written = try ZipWriter().write(names.map { ZipEntry(name: $0, source: .file(path: root + "/" + $0)) }, to: archive) {
+                observed.append(contentsOf: $0)
+            }
+            return (observed, written.observedAll)
+        }
+        let small = try write(["noise.txt", "page.html", "logo.png"], to: out + "/small.zip")
+        #expect(small.all)
+        #expect(small.observed == TestSupport.read(out + "/small.zip"))
+
+        try TestSupport.writeBytes((0..<600_000).map { _ in UInt8.random(in: 0...255, using: &rng) }, to: root + "/big.bin")
+        let big = try write(["big.bin", "page.html"], to: out + "/big.zip")
+        #expect(!big.all, "the header of an entry larger than the buffer is patched on disk")
+        #expect(try TestSupport.independentZipCheck([out + "/big.zip"]) == [])
+    }
+
     @Test func sameTreeWithOtherModificationTimesGivesIdenticalBytes() throws {
         let root = TestSupport.temporaryFolder("tree")
         let names = try randomTree(seed: 42, under: root)
