@@ -71,7 +71,8 @@ struct TreeWalker {
         let resolved: Resolved
         let isPointer = element.attribute("url_name") != nil && element.childElements.isEmpty
         let pointerFile = "\(type)/\(urlName.replacingOccurrences(of: ":", with: "/")).xml"
-        if isPointer && directory.exists(pointerFile) {
+        // A prefetched file exists (even one that failed to parse); only others need a look.
+        if isPointer && (prefetched[pointerFile] != nil || directory.exists(pointerFile)) {
             guard !visiting.contains(pointerFile) else {
                 issues.append(CourseIssue(usageID: id, file: pointerFile, message: "pointer cycle: \(pointerFile) includes itself"))
                 return nil

@@ -19,12 +19,7 @@ public enum ManifestError: Error, Equatable, CustomStringConvertible {
 public enum ManifestFile {
     /// Sorted keys and fixed formatting: identical manifests are identical bytes.
     public static func encode(_ manifest: CourseManifest) -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        // Encoding plain strings, numbers and arrays cannot fail.
-        var data = (try? encoder.encode(manifest)) ?? Data()
-        data.append(UInt8(ascii: "\n"))
-        return data
+        Data(CanonicalJSON.encode(manifest))
     }
 
     public static func decode(_ data: Data, path: String) throws(ManifestError) -> CourseManifest {

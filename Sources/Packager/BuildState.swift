@@ -28,8 +28,12 @@ struct BuildState: Codable, Sendable, Equatable {
 
     /// Stamp of the course at `coursePath` combined with every option and the program itself.
     /// Nil when the course cannot be walked; the build then reports why.
-    static func inputs(coursePath: String, options: BuildOptions, rendererFingerprint: String) -> (key: String, settled: Bool)? {
-        guard let course = TreeStamp.of(coursePath, skipping: TreeStamp.identity(of: options.outputFolder)) else { return nil }
+    static func inputs(
+        coursePath: String, options: BuildOptions, rendererFingerprint: String, since: Int64 = TreeStamp.now()
+    ) -> (key: String, settled: Bool)? {
+        guard let course = TreeStamp.of(coursePath, skipping: TreeStamp.identity(of: options.outputFolder), since: since) else {
+            return nil
+        }
         var hasher = SHA256()
         let program = FileStamp.of("/proc/self/exe").map { "\($0.size)/\($0.modified)" } ?? "unknown"
         let canonicalCourse = realpath(coursePath, nil).map { pointer in
@@ -50,6 +54,10 @@ struct BuildState: Codable, Sendable, Equatable {
         TreeStamp.of(folder) { path, isFolder in
             path.contains("/") || isFolder || path == "manifest.json"
         }?.digest
+    }
+
+    static func exists(in folder: String) -> Bool {
+        access(folder + "/" + fileName, F_OK) == 0
     }
 
     static func load(from folder: String) -> BuildState? {

@@ -20,10 +20,21 @@ public struct CoursePackager: Sendable {
     public func build(coursePath: String, progress: @Sendable (Int, Int) -> Void = { _, _ in }) throws(BuildError) -> BuildReport {
         let started = Date()
         let renderer = BlockRenderer(templates: options.templates, generator: options.generator)
-        // Stamped before anything is read, so a file changed while this build runs makes the
-        // next one a full build.
-        let inputs = BuildState.inputs(coursePath: coursePath, options: options, rendererFingerprint: renderer.fingerprint)
-        if let inputs, let unchanged = unchangedBuild(inputs: inputs.key, started: started) { return unchanged }
+        // The course is stamped as of now, before anything is read, so a file changed while this
+        // build runs makes the next one a full build. Without a previous state there is nothing
+        // to compare with yet, and the walk runs beside the load.
+        let since = TreeStamp.now()
+        let stampCourse: @Sendable () -> (key: String, settled: Bool)? = { [options] in
+            BuildState.inputs(coursePath: coursePath, options: options, rendererFingerprint: renderer.fingerprint, since: since)
+        }
+        let pendingInputs: Background<(key: String, settled: Bool)?>
+        if BuildState.exists(in: options.outputFolder) {
+            let inputs = stampCourse()
+            if let inputs, let unchanged = unchangedBuild(inputs: inputs.key, started: started) { return unchanged }
+            pendingInputs = Background(finished: inputs)
+        } else {
+            pendingInputs = Background(stampCourse)
+        }
 
         let course: Course
         let export: OpenedExport
@@ -145,7 +156,7 @@ public struct CoursePackager: Sendable {
             if (try? FileManager.default.removeItem(atPath: out + "/" + stale)) != nil { report.counts.removed += 1 }
         }
 
-        if let inputs, inputs.settled, report.errors.isEmpty, let outputs = BuildState.outputs(in: out) {
+        if let inputs = pendingInputs.value, inputs.settled, report.errors.isEmpty, let outputs = BuildState.outputs(in: out) {
             BuildState(
                 inputs: inputs.key, outputs: outputs, courseID: course.id, blocks: report.counts.blocks,
                 offlineFalse: report.counts.offlineFalse, warnings: report.warnings
@@ -250,6 +261,32 @@ public struct CoursePackager: Sendable {
                 unlink(folder + "/" + top + "/" + name)
             }
         }
+    }
+}
+
+/// A value computed on another thread while the caller goes on; `value` waits for it.
+final class Background<T: Sendable>: Sendable {
+    private let result: Mutex<T?>
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ work: @escaping @Sendable () -> T) {
+        result = Mutex(nil)
+        DispatchQueue.global().async { [self] in
+            result.withLock { $0 = work() }
+            done.signal()
+        }
+    }
+
+    init(finished value: T) {
+        result = Mutex(value)
+        done.signal()
+    }
+
+    var value: T {
+        done.wait()
+        defer { done.signal() }
+        // Set before the semaphore is signalled.
+        return result.withLock { $0 }!
     }
 }
 

@@ -17,11 +17,13 @@ struct TreeStamp: Sendable, Equatable {
     /// Walks `root` (a folder or a single file). `include` sees each path relative to `root`
     /// and whether it is a folder; an excluded folder is not entered. Symlinks are stamped
     /// both as links and by what they point to. Nil when `root` cannot be read.
+    /// `since` is when the caller started to read what is under `root` (default: now); changes
+    /// after it make the stamp unsettled, so a walk may run while the files are being read.
     static func of(
-        _ root: String, skipping skippedFolder: (device: UInt64, inode: UInt64)? = nil,
+        _ root: String, skipping skippedFolder: (device: UInt64, inode: UInt64)? = nil, since: Int64 = now(),
         include: (_ relativePath: String, _ isFolder: Bool) -> Bool = { _, _ in true }
     ) -> TreeStamp? {
-        var walk = Walk(startedAt: Self.now(), skipped: skippedFolder)
+        var walk = Walk(startedAt: since, skipped: skippedFolder)
         var info = stat()
         guard lstat(root, &info) == 0 else { return nil }
         walk.add("", info, path: root)
@@ -39,7 +41,7 @@ struct TreeStamp: Sendable, Equatable {
         return (UInt64(info.st_dev), UInt64(info.st_ino))
     }
 
-    private static func now() -> Int64 {
+    static func now() -> Int64 {
         var time = timespec()
         clock_gettime(CLOCK_REALTIME, &time)
         return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)

@@ -1,0 +1,56 @@
+import Foundation
+import Manifest
+import Testing
+
+/// The manifest's bytes are a contract; these tests hold the hand-written layout to the one
+/// Foundation's JSONEncoder gives, and to what the decoder reads back.
+@Suite struct CanonicalJSONTests {
+    struct Generator: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    static let pieces = ["a", "html/x.zip", "quote\"", "back\\slash", "/slash/", "tab\t", "nl\n", "cr\r", "\u{1}", "\u{1f}", "\u{8}\u{c}",
+                         "\u{7f}", "é", "日本語", "\u{2028}", "😀", "<script>&amp;", " ", ""]
+
+    static func text(_ rng: inout Generator) -> String {
+        (0..<Int.random(in: 0...4, using: &rng)).map { _ in pieces.randomElement(using: &rng)! }.joined()
+    }
+
+    static func manifest(seed: UInt64) -> CourseManifest {
+        var rng = Generator(state: seed)
+        var blocks: [BlockEntry] = []
+        for _ in 0..<Int.random(in: 0...6, using: &rng) {
+            let offline = Bool.random(using: &rng)
+            var block = BlockEntry(
+                usageID: text(&rng), type: text(&rng), displayName: Bool.random(using: &rng) ? text(&rng) : nil,
+                parents: (0..<Int.random(in: 0...3, using: &rng)).map { _ in text(&rng) },
+                archive: offline ? text(&rng) : nil, size: offline ? UInt64.random(in: 0...UInt64.max, using: &rng) : nil,
+                sha256: offline ? text(&rng) : nil, contentHash: offline ? text(&rng) : nil,
+                lastModified: offline ? text(&rng) : nil, offline: offline ? nil : false,
+                reason: offline ? nil : text(&rng),
+                requiresNetwork: Bool.random(using: &rng) ? (0..<Int.random(in: 0...2, using: &rng)).map { _ in text(&rng) } : nil)
+            if Bool.random(using: &rng) { block.offline = Bool.random(using: &rng) }
+            blocks.append(block)
+        }
+        return CourseManifest(courseID: text(&rng), publishedAt: text(&rng), generator: text(&rng), blocks: blocks)
+    }
+
+    @Test(arguments: 0..<200 as Range<UInt64>)
+    func sameBytesAsFoundationAndReadBackEqual(seed: UInt64) throws {
+        let manifest = Self.manifest(seed: seed)
+        let bytes = ManifestFile.encode(manifest)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        var reference = try encoder.encode(manifest)
+        reference.append(UInt8(ascii: "\n"))
+        #expect(bytes == reference, "\(String(decoding: bytes, as: UTF8.self))\n---\n\(String(decoding: reference, as: UTF8.self))")
+        #expect(try ManifestFile.decode(bytes, path: "manifest.json") == manifest)
+    }
+}
