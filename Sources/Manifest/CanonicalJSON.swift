@@ -8,49 +8,64 @@
 enum CanonicalJSON {
     static func encode(_ manifest: CourseManifest) -> [UInt8] {
         var out = Writer()
-        out.bytes.reserveCapacity(256 + manifest.blocks.count * 900)
-        out.object(level: 0) { object in
-            object.field("blocks") { out in
-                out.array(manifest.blocks, level: 1) { out, block in encode(block, into: &out, level: 2) }
-            }
-            object.field("course_id") { $0.string(manifest.courseID) }
-            object.field("generator") { $0.string(manifest.generator) }
-            object.field("published_at") { $0.string(manifest.publishedAt) }
-            object.field("schema_version") { $0.integer(Int64(manifest.schemaVersion)) }
+        out.bytes.reserveCapacity(256 + manifest.blocks.count * 1024)
+        var object = out.beginObject(level: 0)
+        out.key("blocks", in: &object)
+        out.beginArray()
+        for (index, block) in manifest.blocks.enumerated() {
+            out.element(index, level: 1)
+            encode(block, into: &out, level: 2)
         }
+        out.endArray(count: manifest.blocks.count, level: 1)
+        out.key("course_id", in: &object)
+        out.string(manifest.courseID)
+        out.key("generator", in: &object)
+        out.string(manifest.generator)
+        out.key("published_at", in: &object)
+        out.string(manifest.publishedAt)
+        out.key("schema_version", in: &object)
+        out.integer(Int64(manifest.schemaVersion))
+        out.endObject(object)
         out.bytes.append(UInt8(ascii: "\n"))
         return out.bytes
     }
 
     /// Keys in the byte order `sortedKeys` gives: `offline` < `offline_download`, `reason` < `requires_network`.
     private static func encode(_ block: BlockEntry, into out: inout Writer, level: Int) {
-        out.object(level: level) { object in
-            if let archive = block.archive { object.field("archive") { $0.string(archive) } }
-            if let contentHash = block.contentHash { object.field("content_hash") { $0.string(contentHash) } }
-            if let displayName = block.displayName { object.field("display_name") { $0.string(displayName) } }
-            if let lastModified = block.lastModified { object.field("last_modified") { $0.string(lastModified) } }
-            if let offline = block.offline { object.field("offline") { $0.boolean(offline) } }
-            if let download = block.offlineDownload {
-                object.field("offline_download") { out in
-                    out.object(level: level + 1) { inner in
-                        inner.field("file_size") { $0.unsigned(download.fileSize) }
-                        inner.field("file_url") { $0.string(download.fileURL) }
-                        inner.field("last_modified") { $0.string(download.lastModified) }
-                    }
-                }
-            }
-            object.field("parents") { out in out.array(block.parents, level: level + 1) { out, parent in out.string(parent) } }
-            if let reason = block.reason { object.field("reason") { $0.string(reason) } }
-            if let requiresNetwork = block.requiresNetwork {
-                object.field("requires_network") { out in
-                    out.array(requiresNetwork, level: level + 1) { out, item in out.string(item) }
-                }
-            }
-            if let sha256 = block.sha256 { object.field("sha256") { $0.string(sha256) } }
-            if let size = block.size { object.field("size") { $0.unsigned(size) } }
-            object.field("type") { $0.string(block.type) }
-            object.field("usage_id") { $0.string(block.usageID) }
+        var object = out.beginObject(level: level)
+        if let archive = block.archive { out.key("archive", in: &object); out.string(archive) }
+        if let contentHash = block.contentHash { out.key("content_hash", in: &object); out.string(contentHash) }
+        if let displayName = block.displayName { out.key("display_name", in: &object); out.string(displayName) }
+        if let lastModified = block.lastModified { out.key("last_modified", in: &object); out.string(lastModified) }
+        if let offline = block.offline { out.key("offline", in: &object); out.boolean(offline) }
+        if let download = block.offlineDownload {
+            out.key("offline_download", in: &object)
+            var inner = out.beginObject(level: level + 1)
+            out.key("file_size", in: &inner)
+            out.unsigned(download.fileSize)
+            out.key("file_url", in: &inner)
+            out.string(download.fileURL)
+            out.key("last_modified", in: &inner)
+            out.string(download.lastModified)
+            out.endObject(inner)
         }
+        out.key("parents", in: &object)
+        out.strings(block.parents, level: level + 1)
+        if let reason = block.reason { out.key("reason", in: &object); out.string(reason) }
+        if let requiresNetwork = block.requiresNetwork { out.key("requires_network", in: &object); out.strings(requiresNetwork, level: level + 1) }
+        if let sha256 = block.sha256 { out.key("sha256", in: &object); out.string(sha256) }
+        if let size = block.size { out.key("size", in: &object); out.unsigned(size) }
+        out.key("type", in: &object)
+        out.string(block.type)
+        out.key("usage_id", in: &object)
+        out.string(block.usageID)
+        out.endObject(object)
+    }
+
+    /// An open object: its nesting level and how many fields it has so far.
+    struct Object {
+        let level: Int
+        var count = 0
     }
 
     struct Writer {
@@ -60,35 +75,61 @@ enum CanonicalJSON {
             bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * level))
         }
 
-        mutating func object(level: Int, _ fields: (inout ObjectWriter) -> Void) {
+        mutating func beginObject(level: Int) -> Object {
             bytes.append(UInt8(ascii: "{"))
-            // The object writer takes the buffer over and hands it back, without copying it.
-            var object = ObjectWriter(writer: self, level: level + 1)
-            bytes = []
-            fields(&object)
-            self = object.writer
+            return Object(level: level)
+        }
+
+        mutating func key(_ key: StaticString, in object: inout Object) {
+            if object.count > 0 { bytes.append(UInt8(ascii: ",")) }
+            bytes.append(UInt8(ascii: "\n"))
+            indent(object.level + 1)
+            bytes.append(UInt8(ascii: "\""))
+            bytes.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+            bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: " "), UInt8(ascii: ":"), UInt8(ascii: " ")])
+            object.count += 1
+        }
+
+        /// Foundation writes an empty container as an empty line between its brackets.
+        mutating func endObject(_ object: Object) {
             bytes.append(UInt8(ascii: "\n"))
             if object.count == 0 { bytes.append(UInt8(ascii: "\n")) }
-            indent(level)
+            indent(object.level)
             bytes.append(UInt8(ascii: "}"))
         }
 
-        mutating func array<T>(_ items: [T], level: Int, _ element: (inout Writer, T) -> Void) {
-            bytes.append(UInt8(ascii: "["))
-            for (index, item) in items.enumerated() {
-                if index > 0 { bytes.append(UInt8(ascii: ",")) }
-                bytes.append(UInt8(ascii: "\n"))
-                indent(level + 1)
-                element(&self, item)
-            }
+        mutating func beginArray() { bytes.append(UInt8(ascii: "[")) }
+
+        mutating func element(_ index: Int, level: Int) {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
             bytes.append(UInt8(ascii: "\n"))
-            if items.isEmpty { bytes.append(UInt8(ascii: "\n")) }
+            indent(level + 1)
+        }
+
+        mutating func endArray(count: Int, level: Int) {
+            bytes.append(UInt8(ascii: "\n"))
+            if count == 0 { bytes.append(UInt8(ascii: "\n")) }
             indent(level)
             bytes.append(UInt8(ascii: "]"))
         }
 
+        mutating func strings(_ items: [String], level: Int) {
+            beginArray()
+            for (index, item) in items.enumerated() {
+                element(index, level: level)
+                string(item)
+            }
+            endArray(count: items.count, level: level)
+        }
+
         mutating func string(_ value: String) {
             bytes.append(UInt8(ascii: "\""))
+            // Ids, paths and hashes need no escaping: copy them whole.
+            guard value.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+                bytes.append(contentsOf: value.utf8)
+                bytes.append(UInt8(ascii: "\""))
+                return
+            }
             for byte in value.utf8 {
                 switch byte {
                 case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
@@ -99,10 +140,10 @@ enum CanonicalJSON {
                 case 0x0D: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
                 case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
                 case 0..<0x20:
-                    let hex = Array("0123456789abcdef".utf8)
-                    bytes.append(contentsOf: Array("\\u00".utf8))
-                    bytes.append(hex[Int(byte >> 4)])
-                    bytes.append(hex[Int(byte & 0xF)])
+                    let hex: StaticString = "0123456789abcdef"
+                    bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
+                    bytes.append(hex.utf8Start[Int(byte >> 4)])
+                    bytes.append(hex.utf8Start[Int(byte & 0xF)])
                 default: bytes.append(byte)
                 }
             }
@@ -112,22 +153,5 @@ enum CanonicalJSON {
         mutating func unsigned(_ value: UInt64) { bytes.append(contentsOf: String(value).utf8) }
         mutating func integer(_ value: Int64) { bytes.append(contentsOf: String(value).utf8) }
         mutating func boolean(_ value: Bool) { bytes.append(contentsOf: (value ? "true" : "false").utf8) }
-    }
-
-    struct ObjectWriter {
-        var writer: Writer
-        let level: Int
-        var count = 0
-
-        mutating func field(_ key: StaticString, _ value: (inout Writer) -> Void) {
-            if count > 0 { writer.bytes.append(UInt8(ascii: ",")) }
-            writer.bytes.append(UInt8(ascii: "\n"))
-            writer.indent(level)
-            writer.bytes.append(UInt8(ascii: "\""))
-            writer.bytes.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
-            writer.bytes.append(contentsOf: Array("\" : ".utf8))
-            value(&writer)
-            count += 1
-        }
     }
 }
