@@ -10,6 +10,8 @@ BENCH_BIN = os.path.join(ROOT, ".build/release/coursepack-bench")
 WORK = os.environ.get("BENCH_WORK") or os.path.join(ROOT, "bench/work")
 MEDIA_SUFFIXES = ".mp4:.jpg:.jpeg:.png:.gif:.webp:.mp3:.m4a:.pdf:.woff:.woff2:.zip:.gz"
 REPEATS = int(os.environ.get("BENCH_REPEATS", "2"))
+# coursepack's own builds take about a second: more turns cost little and steady the figures.
+COURSEPACK_REPEATS = int(os.environ.get("BENCH_COURSEPACK_REPEATS", "4"))
 
 
 def timed(command, cwd=None):
@@ -36,8 +38,31 @@ def best(command, prepare=None, cwd=None):
     return min(r[0] for r in runs), max(r[1] for r in runs), runs[-1][2]
 
 
+def best_interleaved(commands, repeats):
+    """Like `best` for several commands, run in turns (a, b, a, b, ...) so that a slow spell of
+    the machine falls on all of them alike, not on whichever happened to run then."""
+    runs = {label: [] for label in commands}
+    for run in range(repeats):
+        for label, command in commands.items():
+            os.sync()
+            runs[label].append(timed(command(run)))
+    return {label: (min(r[0] for r in rs), max(r[1] for r in rs)) for label, rs in runs.items()}
+
+
+TRASH = os.path.join(WORK, "trash")
+
+
+def discard(path):
+    """Moves `path` aside, to be deleted when the bench is over: on ext4 without a journal,
+    creating files soon after many were deleted is several times slower (recently freed
+    inodes are skipped one by one), which would slow whichever tool ran next."""
+    if os.path.exists(path):
+        os.makedirs(TRASH, exist_ok=True)
+        os.rename(path, os.path.join(TRASH, f"{len(os.listdir(TRASH))}-{os.path.basename(path)}"))
+
+
 def fresh(path):
-    shutil.rmtree(path, ignore_errors=True)
+    discard(path)
     os.makedirs(path)
 
 
@@ -110,13 +135,19 @@ def bench_course(name, blocks, media_mb):
     stamp = "2026-11-22T10:00:00Z"
     runs = os.path.join(WORK, name, "runs")
     fresh(runs)
-    r["coursepack_jobs1_s"], r["coursepack_jobs1_rss_mb"], _ = best(lambda n: [BIN, "build", course, "--out", unused(f"{runs}/j1-{n}"), "--jobs", "1", "-q", "--published-at", stamp])
     jobs = os.cpu_count() or 1
-    r["coursepack_jobsall_s"], r["coursepack_jobsall_rss_mb"], _ = best(lambda n: [BIN, "build", course, "--out", unused(f"{runs}/jall-{n}"), "--jobs", str(jobs), "-q", "--published-at", stamp])
-    shutil.rmtree(out, ignore_errors=True)
+    full = best_interleaved({
+        "jobs1": lambda n: [BIN, "build", course, "--out", unused(f"{runs}/j1-{n}"), "--jobs", "1", "-q", "--published-at", stamp],
+        "jobsall": lambda n: [BIN, "build", course, "--out", unused(f"{runs}/jall-{n}"), "--jobs", str(jobs), "-q", "--published-at", stamp],
+    }, COURSEPACK_REPEATS)
+    r["coursepack_jobs1_s"], r["coursepack_jobs1_rss_mb"] = full["jobs1"]
+    r["coursepack_jobsall_s"], r["coursepack_jobsall_rss_mb"] = full["jobsall"]
+    discard(out)
     os.rename(f"{runs}/jall-0", out)
     r["jobs_all"] = jobs
-    r["noop_rebuild_s"], r["noop_rebuild_rss_mb"], _ = best([BIN, "build", course, "--out", out, "-q", "--published-at", stamp])
+    report = os.path.join(runs, "noop-report.json")
+    r["noop_rebuild_s"], r["noop_rebuild_rss_mb"], _ = best([BIN, "build", course, "--out", out, "-q", "--published-at", stamp, "--report", report])
+    r["noop_inputs_unchanged"] = json.load(open(report)).get("inputs_unchanged", False)
     r["output_mb"] = round(folder_size(out) / 2**20, 1)
     server = Nginx(out)
     try:
@@ -153,7 +184,6 @@ def bench_writer(name):
     r["zip_s"], r["zip_rss_mb"], _ = best(lambda n: ["zip", "-r", "-6", "-q", os.path.join(target, f"z{n}.zip"), "."], cwd=tree)
     script = "import os,sys,zipfile\nz=zipfile.ZipFile(sys.argv[2],'w',zipfile.ZIP_DEFLATED,compresslevel=6)\nfor r,_,fs in os.walk(sys.argv[1]):\n  for f in sorted(fs): p=os.path.join(r,f); z.write(p,os.path.relpath(p,sys.argv[1]))\nz.close()"
     r["python_s"], r["python_rss_mb"], _ = best(lambda n: [sys.executable, "-c", script, tree, os.path.join(target, f"p{n}.zip")])
-    shutil.rmtree(target, ignore_errors=True)
     r["ratio_vs_zip"] = r["zip_s"] / r["coursepack_writer_s"]
     r["ratio_vs_python"] = r["python_s"] / r["coursepack_writer_s"]
     r["writer_mb_per_s"] = r["tree_mb"] / r["coursepack_writer_s"]
@@ -178,12 +208,14 @@ def main():
     results["rewriter"] = bench_rewriter("text-heavy")
     results["bench_seconds"] = time.time() - started
     for name in ("media-heavy", "text-heavy"):
-        shutil.rmtree(os.path.join(WORK, name, "runs"), ignore_errors=True)
-        shutil.rmtree(os.path.join(WORK, name, "trees"), ignore_errors=True)
+        discard(os.path.join(WORK, name, "runs"))
+        discard(os.path.join(WORK, name, "trees"))
+    discard(os.path.join(WORK, "writer"))
+    shutil.rmtree(TRASH, ignore_errors=True)
     with open(os.path.join(ROOT, "bench/results.json"), "w") as f:
         json.dump(results, f, indent=2, sort_keys=True)
 
-    print(f"\ncoursepack benchmark ({results['machine']['cpus']} cores, best of {REPEATS}; ratios = other tool's time / coursepack's; same bytes, same run)\n")
+    print(f"\ncoursepack benchmark ({results['machine']['cpus']} cores, best of {COURSEPACK_REPEATS} coursepack builds in turns, {REPEATS} runs of the others; ratios = other tool's time / coursepack's; same bytes, same run)\n")
     print(f"{'':34}{'media-heavy':>18}{'text-heavy':>18}")
     m, t = results["media_heavy"], results["text_heavy"]
     rows = [
@@ -192,7 +224,8 @@ def main():
         (f"coursepack --jobs {m['jobs_all']} (s, RSS MB)", f"{m['coursepack_jobsall_s']:.2f}s {m['coursepack_jobsall_rss_mb']:.0f}", f"{t['coursepack_jobsall_s']:.2f}s {t['coursepack_jobsall_rss_mb']:.0f}"),
         ("  speedup --jobs all / --jobs 1", f"{m['jobs_speedup']:.2f}x", f"{t['jobs_speedup']:.2f}x"),
         ("no-op rebuild (s)", f"{m['noop_rebuild_s']:.2f}s", f"{t['noop_rebuild_s']:.2f}s"),
-        ("  ratio to full build", f"{m['noop_ratio']:.3f}", f"{t['noop_ratio']:.3f}"),
+        ("  ratio to full build --jobs all", f"{m['noop_ratio']:.3f}", f"{t['noop_ratio']:.3f}"),
+        ("  stopped at unchanged inputs", "yes" if m["noop_inputs_unchanged"] else "NO", "yes" if t["noop_inputs_unchanged"] else "NO"),
         ("zip -r -6 per block (s)", f"{m['zip_s']:.2f}s", f"{t['zip_s']:.2f}s"),
         ("  vs coursepack --jobs 1", f"{m['ratio_vs_zip_jobs1']:.2f}x", f"{t['ratio_vs_zip_jobs1']:.2f}x"),
         ("zip -r -6 -n media per block (s)", f"{m['zip_store_media_s']:.2f}s", f"{t['zip_store_media_s']:.2f}s"),

@@ -42,7 +42,7 @@ public struct Block: Sendable {
     public let file: String
     /// Usage ids of the enclosing blocks, nearest first (vertical, sequential, chapter, course).
     public let parents: [String]
-    public let children: [String]
+    public internal(set) var children: [String]
 
     public var isContainer: Bool { Self.containerTypes.contains(type) }
 }

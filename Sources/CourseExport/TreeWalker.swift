@@ -70,7 +70,7 @@ struct TreeWalker {
 
         let resolved: Resolved
         let isPointer = element.attribute("url_name") != nil && element.childElements.isEmpty
-        let pointerFile = "\(type)/\(urlName.replacingOccurrences(of: ":", with: "/")).xml"
+        let pointerFile = "\(type)/\(urlName.contains(":") ? urlName.split(separator: ":", omittingEmptySubsequences: false).joined(separator: "/") : urlName).xml"
         // A prefetched file exists (even one that failed to parse); only others need a look.
         if isPointer && (prefetched[pointerFile] != nil || directory.exists(pointerFile)) {
             guard !visiting.contains(pointerFile) else {
@@ -127,11 +127,7 @@ struct TreeWalker {
                 children.append(childID)
             }
         }
-        let block = blocks[position]
-        blocks[position] = Block(
-            type: block.type, urlName: block.urlName, usageID: block.usageID, displayName: block.displayName,
-            attributes: block.attributes, definition: block.definition, definitionSource: block.definitionSource,
-            file: block.file, parents: block.parents, children: children)
+        blocks[position].children = children
     }
 
     private func merge(_ base: [XMLAttribute], _ overrides: [XMLAttribute]) -> [String: String] {
