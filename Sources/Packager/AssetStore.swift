@@ -9,9 +9,12 @@ import ZipArchive
 /// once, each text file compressed once, and each stylesheet rewritten once, however many
 /// blocks include it.
 final class AssetStore: Sendable {
-    /// Files up to this size are compressed (or checksummed, for media) once and their bytes
-    /// reused in every archive; larger files stream from disk each time.
+    /// Text files up to this size are compressed once and their bytes reused in every archive;
+    /// larger files stream from disk each time.
     static let preparedLimit = 4 << 20
+    /// Media is stored as it is, so holding it saves only the reads: worth it for the small
+    /// images many pages share (logos, icons, backgrounds), not for photos and videos.
+    static let preparedMediaLimit = 256 << 10
     /// Prepared bytes are held for the whole build; past this total, files stream instead, so
     /// memory stays bounded whatever the course holds.
     static let preparedBudget = 64 << 20
@@ -82,7 +85,8 @@ final class AssetStore: Sendable {
             bytes = try stylesheet(staticPath).bytes
         } else {
             let path = try filePath(staticPath)
-            guard let size = FileStamp.of(path)?.size, size <= Self.preparedLimit, reserve(Int(size)) else {
+            let limit = CompressionPolicy.isPrecompressed(staticPath) ? Self.preparedMediaLimit : Self.preparedLimit
+            guard let size = FileStamp.of(path)?.size, size <= limit, reserve(Int(size)) else {
                 return .file(path: path)
             }
             bytes = try export.read("static/" + staticPath)

@@ -29,8 +29,8 @@ public struct CoursePackager: Sendable {
         }
         let pendingInputs: Background<(key: String, settled: Bool)?>
         if BuildState.exists(in: options.outputFolder) {
-            let inputs = stampCourse()
-            if let inputs, let unchanged = unchangedBuild(inputs: inputs.key, started: started) { return unchanged }
+            let (unchanged, inputs) = unchangedBuild(started: started, stampCourse: stampCourse)
+            if let unchanged { return unchanged }
             pendingInputs = Background(finished: inputs)
         } else {
             pendingInputs = Background(stampCourse)
@@ -171,17 +171,21 @@ public struct CoursePackager: Sendable {
     }
 
     /// The report of a build whose course, options, program and output are all exactly as the
-    /// last clean build left them; nil when anything differs or cannot be checked.
-    private func unchangedBuild(inputs: String, started: Date) -> BuildReport? {
+    /// last clean build left them (nil when anything differs or cannot be checked), and the
+    /// course's stamp, which a full build needs too. The output is walked on another thread
+    /// while the course is stamped on this one.
+    private func unchangedBuild(
+        started: Date, stampCourse: () -> (key: String, settled: Bool)?
+    ) -> (BuildReport?, (key: String, settled: Bool)?) {
         let out = options.outputFolder
-        guard let state = BuildState.load(from: out), state.inputs == inputs,
-            let lock = try? OutputLock(folder: out, timeout: options.lockTimeout)
-        else { return nil }
+        guard let lock = try? OutputLock(folder: out, timeout: options.lockTimeout) else { return (nil, stampCourse()) }
         return withExtendedLifetime(lock) {
-            // Read again under the lock: another build may have finished while this one waited.
-            guard let current = BuildState.load(from: out), current == state,
-                BuildState.outputs(in: out) == state.outputs
-            else { return nil }
+            let outputs = Background { BuildState.outputs(in: out) }
+            let inputs = stampCourse()
+            let outputsNow = outputs.value
+            guard let state = BuildState.load(from: out), let inputs, state.inputs == inputs.key, outputsNow == state.outputs else {
+                return (nil, inputs)
+            }
             var report = BuildReport(courseID: state.courseID, publishedAt: options.publishedAt, outputFolder: out)
             report.counts.blocks = state.blocks
             report.counts.reused = state.blocks - state.offlineFalse
@@ -189,7 +193,7 @@ public struct CoursePackager: Sendable {
             report.warnings = state.warnings
             report.inputsUnchanged = true
             report.durations.totalSeconds = Date().timeIntervalSince(started)
-            return report
+            return (report, inputs)
         }
     }
 

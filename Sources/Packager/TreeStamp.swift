@@ -14,21 +14,21 @@ struct TreeStamp: Sendable, Equatable {
     /// file systems keep times in whole or even two seconds).
     static let settleMargin: Int64 = 2_000_000_000
 
-    /// Walks `root` (a folder or a single file). `include` sees each path relative to `root`
-    /// and whether it is a folder; an excluded folder is not entered. Symlinks are stamped
+    /// Walks `root` (a folder or a single file). `include` sees each entry's name, its depth
+    /// (1 for entries of `root`) and whether it is a folder; an excluded folder is not entered. Symlinks are stamped
     /// both as links and by what they point to. Nil when `root` cannot be read.
     /// `since` is when the caller started to read what is under `root` (default: now); changes
     /// after it make the stamp unsettled, so a walk may run while the files are being read.
     static func of(
         _ root: String, skipping skippedFolder: (device: UInt64, inode: UInt64)? = nil, since: Int64 = now(),
-        include: (_ relativePath: String, _ isFolder: Bool) -> Bool = { _, _ in true }
+        include: (_ name: [UInt8], _ depth: Int, _ isFolder: Bool) -> Bool = { _, _, _ in true }
     ) -> TreeStamp? {
         var walk = Walk(startedAt: since, skipped: skippedFolder)
         var info = stat()
         guard lstat(root, &info) == 0 else { return nil }
-        walk.add("", info, path: root)
+        walk.add([], info, path: root)
         if (info.st_mode & S_IFMT) == S_IFDIR {
-            guard walk.enter(root, relative: "", include: include) else { return nil }
+            guard walk.enter(root, relative: [], depth: 1, include: include) else { return nil }
         }
         return TreeStamp(digest: Digest.hex(walk.hasher.finalize()), settled: walk.newest < walk.startedAt - settleMargin)
     }
@@ -53,14 +53,14 @@ struct TreeStamp: Sendable, Equatable {
         var hasher = SHA256()
         var newest = Int64.min
 
-        mutating func add(_ relative: String, _ info: stat, path: String) {
+        mutating func add(_ relative: [UInt8], _ info: stat, path: String) {
             let modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
             let changed = Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec)
             let isFolder = (info.st_mode & S_IFMT) == S_IFDIR
             // A folder's times change whenever an entry is added or removed, which the entries
             // themselves show; leaving them out keeps a build's own lock file from mattering.
             if !isFolder { newest = max(newest, modified, changed) }
-            var record = Array(relative.utf8)
+            var record = relative
             record.append(0)
             for value in [UInt64(info.st_mode), isFolder ? 0 : UInt64(info.st_size), UInt64(info.st_ino),
                           isFolder ? 0 : UInt64(bitPattern: modified), isFolder ? 0 : UInt64(bitPattern: changed)] {
@@ -84,29 +84,40 @@ struct TreeStamp: Sendable, Equatable {
             hasher.update(data: record)
         }
 
+        static let dot = Array(".\0".utf8)
+        static let dotDot = Array("..\0".utf8)
+
         /// False when the folder cannot be listed.
-        mutating func enter(_ folder: String, relative: String, include: (String, Bool) -> Bool) -> Bool {
+        mutating func enter(
+            _ folder: String, relative: [UInt8], depth: Int, include: ([UInt8], Int, Bool) -> Bool
+        ) -> Bool {
             guard let stream = opendir(folder) else { return false }
             defer { closedir(stream) }
             let descriptor = dirfd(stream)
-            var names: [String] = []
+            // Names keep their NUL: it terminates them for fstatat and sorts "a" before "ab".
+            var names: [[UInt8]] = []
             while let entry = readdir(stream) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                    String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-                }
-                if name != "." && name != ".." { names.append(name) }
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix(while: { $0 != 0 })) + [0] }
+                if name != Self.dot && name != Self.dotDot { names.append(name) }
             }
             // readdir's order is the file system's; the digest must not depend on it.
-            names.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-            for name in names {
+            names.sort { $0.lexicographicallyPrecedes($1) }
+            for terminated in names {
                 var info = stat()
-                guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return false }
+                let found = terminated.withUnsafeBufferPointer { bytes in
+                    bytes.withMemoryRebound(to: CChar.self) { fstatat(descriptor, $0.baseAddress!, &info, AT_SYMLINK_NOFOLLOW) }
+                }
+                guard found == 0 else { return false }
+                let name = Array(terminated.dropLast())
                 let isFolder = (info.st_mode & S_IFMT) == S_IFDIR
-                let child = relative.isEmpty ? name : relative + "/" + name
                 if isFolder, let skipped, UInt64(info.st_dev) == skipped.device, UInt64(info.st_ino) == skipped.inode { continue }
-                guard include(child, isFolder) else { continue }
-                add(child, info, path: folder + "/" + name)
-                if isFolder, !enter(folder + "/" + name, relative: child, include: include) { return false }
+                guard include(name, depth, isFolder) else { continue }
+                let child = relative.isEmpty ? name : relative + [UInt8(ascii: "/")] + name
+                // Only folders and links are looked at by path; building one for every file costs.
+                let isLink = (info.st_mode & S_IFMT) == S_IFLNK
+                let path = isFolder || isLink ? folder + "/" + String(decoding: name, as: UTF8.self) : ""
+                add(child, info, path: path)
+                if isFolder, !enter(path, relative: child, depth: depth + 1, include: include) { return false }
             }
             return true
         }
