@@ -4,17 +4,22 @@ import Foundation
 /// down, applies policy overrides, and skips what is not published (`drafts/`, `wiki`).
 public enum CourseLoader {
     /// Loads from an export folder (or its parent) or a `.tar.gz`; the caller closes the export.
-    public static func open(_ path: String) throws(CourseError) -> (Course, OpenedExport) {
+    /// `workers` threads read and parse block files (`--jobs 1` means one thread throughout).
+    public static func open(
+        _ path: String, workers: Int = ProcessInfo.processInfo.activeProcessorCount
+    ) throws(CourseError) -> (Course, OpenedExport) {
         let export = try OpenedExport.open(path)
         do {
-            return (try load(export.directory), export)
+            return (try load(export.directory, workers: workers), export)
         } catch {
             export.close()
             throw error
         }
     }
 
-    public static func load(_ directory: ExportDirectory) throws(CourseError) -> Course {
+    public static func load(
+        _ directory: ExportDirectory, workers: Int = ProcessInfo.processInfo.activeProcessorCount
+    ) throws(CourseError) -> Course {
         let courseXML = try parse(directory, "course.xml")
         guard courseXML.name == "course" else {
             throw .notACourse(path: "course.xml", reason: "root element is <\(courseXML.name)>, expected <course>")
@@ -34,7 +39,7 @@ public enum CourseLoader {
 
         let policy = try Policy.load(directory, run: run)
         var walker = TreeWalker(directory: directory, org: org, number: number, run: run, policy: policy)
-        walker.prefetched = TreeWalker.prefetch(directory)
+        walker.prefetched = TreeWalker.prefetch(directory, workers: workers)
         let runFile = "course/\(run).xml"
         let courseDefinition = try parse(directory, runFile)
         let source = try directory.read(runFile)

@@ -145,9 +145,9 @@ struct TreeWalker {
         }
     }
 
-    /// Reads and parses every `TYPE/*.xml` file of the export at once, on all cores: a course
-    /// has thousands, and reading them one by one is most of the time a load takes.
-    static func prefetch(_ directory: ExportDirectory) -> [String: Result<([UInt8], XMLElement), CourseError>] {
+    /// Reads and parses every `TYPE/*.xml` file of the export at once, with `workers` threads:
+    /// a course has thousands, and reading them one by one is most of the time a load takes.
+    static func prefetch(_ directory: ExportDirectory, workers: Int) -> [String: Result<([UInt8], XMLElement), CourseError>] {
         let manager = FileManager.default
         var found: [String] = []
         for folder in (try? manager.contentsOfDirectory(atPath: directory.root)) ?? [] where !folder.hasPrefix(".") {
@@ -156,9 +156,17 @@ struct TreeWalker {
         }
         let files = found
         let results = Mutex([Result<([UInt8], XMLElement), CourseError>?](repeating: nil, count: files.count))
-        DispatchQueue.concurrentPerform(iterations: files.count) { index in
-            let result = Result { () throws(CourseError) in try readAndParse(directory, files[index]) }
-            results.withLock { $0[index] = result }
+        let next = Mutex(0)
+        DispatchQueue.concurrentPerform(iterations: max(1, min(workers, files.count))) { _ in
+            while true {
+                let index = next.withLock { value -> Int in
+                    defer { value += 1 }
+                    return value
+                }
+                guard index < files.count else { return }
+                let result = Result { () throws(CourseError) in try readAndParse(directory, files[index]) }
+                results.withLock { $0[index] = result }
+            }
         }
         var map: [String: Result<([UInt8], XMLElement), CourseError>] = [:]
         for (file, result) in zip(files, results.withLock { $0 }) { map[file] = result }

@@ -32,14 +32,17 @@ public struct CoursePackager: Sendable {
             let (unchanged, inputs) = unchangedBuild(started: started, stampCourse: stampCourse)
             if let unchanged { return unchanged }
             pendingInputs = Background(finished: inputs)
-        } else {
+        } else if options.jobs > 1 {
             pendingInputs = Background(stampCourse)
+        } else {
+            // One job means one thread, however many cores there are.
+            pendingInputs = Background(finished: stampCourse())
         }
 
         let course: Course
         let export: OpenedExport
         do {
-            (course, export) = try CourseLoader.open(coursePath)
+            (course, export) = try CourseLoader.open(coursePath, workers: options.jobs)
         } catch {
             throw .course(error)
         }

@@ -16,7 +16,7 @@ struct Build: ParsableCommand {
     @Option(name: .customLong("published-at"), help: "Publish time, ISO 8601 UTC (default: now).")
     var publishedAt: String?
 
-    @Option(name: .long, help: "Parallel workers (default: all cores).")
+    @Option(name: .long, help: "Threads that load and package blocks (default: all cores); 1 keeps the build on one thread.")
     var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
 
     @Option(name: .long, help: "Write a JSON report of the build to FILE.")
