@@ -29,6 +29,9 @@ struct BlockPackager: Sendable {
     let jumpTargets: [String: String]
     /// Archive paths the previous manifest names: these are never overwritten in place.
     let publishedArchives: Set<String>
+    /// When the previous manifest was written. Every archive it names was in place before
+    /// then; one changed since (ctime) is hashed before it is trusted.
+    let previousManifestWritten: Int64?
 
     func package(_ block: Block) -> BlockOutcome {
         do {
@@ -92,9 +95,11 @@ struct BlockPackager: Sendable {
         let requiresNetwork = rendered.requiresNetwork.isEmpty ? nil : rendered.requiresNetwork
 
         let final = options.outputFolder + "/" + archive
-        if let before = previous[block.usageID], before.contentHash == contentHash, before.archive == archive,
+        let before = previous[block.usageID]
+        if let before, before.contentHash == contentHash, before.archive == archive,
             let size = before.size, let sha = before.sha256, let lastModified = before.lastModified,
-            FileStamp.of(final)?.size == size
+            let stamp = FileStamp.of(final), stamp.size == size,
+            stamp.changed < previousManifestWritten ?? Int64.min || (try? Digest.file(final)) == sha
         {
             return .reused(BlockEntry(
                 usageID: block.usageID, type: block.type, displayName: block.displayName, parents: block.parents,
@@ -113,7 +118,10 @@ struct BlockPackager: Sendable {
         return .built(BlockEntry(
             usageID: block.usageID, type: block.type, displayName: block.displayName, parents: block.parents,
             archive: archive, size: written.size, sha256: sha256, contentHash: contentHash,
-            lastModified: options.publishedAt, requiresNetwork: requiresNetwork), stagedAt: staged, warnings: warnings)
+            // An archive written again with the same content (it was missing or damaged) keeps
+            // the date its content last changed: clients holding a good copy need not fetch it.
+            lastModified: before?.contentHash == contentHash ? before?.lastModified ?? options.publishedAt : options.publishedAt,
+            requiresNetwork: requiresNetwork), stagedAt: staged, warnings: warnings)
     }
 
     /// What a reference in a page becomes: a bundled file, a link to another block's bundle, an

@@ -85,7 +85,7 @@ public struct CoursePackager: Sendable {
             renderer: renderer,
             assets: assets,
             options: options, previous: previousEntries, jumpTargets: Self.jumpTargets(course),
-            publishedArchives: previousArchives)
+            publishedArchives: previousArchives, previousManifestWritten: FileStamp.of(manifestPath)?.modified)
 
         for folder in Set(leaves.map { ArchiveNaming.component($0.type) }).sorted() {
             try? FileManager.default.createDirectory(atPath: out + "/" + folder, withIntermediateDirectories: true)
@@ -141,7 +141,9 @@ public struct CoursePackager: Sendable {
                     try Staging.promote(out + "/" + path, to: out + "/" + (manifest.blocks[index].archive ?? path))
                 }
             }
-            if manifest != previous {
+            // After staging, the manifest on disk names the staged copies, even when the final one
+            // equals the previous publish (an archive written again with the same content).
+            if manifest != previous || !staged.isEmpty {
                 let previousStamp = FileStamp.of(manifestPath)
                 try ManifestFile.write(manifest, to: manifestPath)
                 Self.advanceModificationTime(of: manifestPath, past: previousStamp?.modified)

@@ -43,11 +43,14 @@ struct HashCache: Codable, Sendable {
     }
 }
 
-/// A file's size and modification time (nanoseconds), or nil when it is not there.
+/// A file's size, modification time and change time (nanoseconds), or nil when it is not there.
 enum FileStamp {
-    static func of(_ path: String) -> (size: UInt64, modified: Int64)? {
+    static func of(_ path: String) -> (size: UInt64, modified: Int64, changed: Int64)? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
-        return (UInt64(info.st_size), Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec))
+        return (
+            UInt64(info.st_size), Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec),
+            Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec)
+        )
     }
 }

@@ -105,6 +105,28 @@ func id(_ name: String) -> String { "block-v1:O+N+r+type@html+block@\(name)" }
         #expect(try manifest(in: out).blocks.first { $0.usageID == id("c") } == previous)
     }
 
+    /// An archive changed after the manifest that names it was written is hashed before it is
+    /// reused; a damaged one is written again, and since its content did not change, its entry
+    /// (sha256, last_modified) comes back exactly as it was.
+    @Test func anArchiveDamagedInPlaceIsWrittenAgain() throws {
+        let course = try fourBlockCourse()
+        let (out, _) = try build(course)
+        let path = out + "/html/c.zip"
+        let good = TestSupport.read(path)
+        let entry = try manifest(in: out).blocks.first { $0.usageID == id("c") }
+        var info = stat()
+        stat(path, &info)
+        var damaged = good
+        damaged[damaged.count / 2] ^= 0xFF
+        try Data(damaged).write(to: URL(fileURLWithPath: path))
+        var times = [info.st_atim, info.st_mtim]
+        #expect(utimensat(AT_FDCWD, path, &times, 0) == 0, "same size, same mtime: only the change time differs")
+        let (_, report) = try build(course, into: out, publishedAt: "2026-12-01T00:00:00Z")
+        #expect(report.counts.built == 1 && report.counts.reused == 3)
+        #expect(TestSupport.read(path).elementsEqual(good), "the archive is back, byte for byte")
+        #expect(try manifest(in: out).blocks.first { $0.usageID == id("c") } == entry)
+    }
+
     @Test func aManifestOfANewerSchemaOrCorruptIsRefusedAndKept() throws {
         let course = try fourBlockCourse()
         for text in [#"{"schema_version": 2, "blocks": []}"#, "{ not json"] {
