@@ -16,6 +16,7 @@ run: release
 release:
 	@scripts/ensure-deps.sh
 	$(SWIFT) build -c release --product coursepack
+	$(SWIFT) build -c release --product coursepack-sync
 
 build:
 	@scripts/ensure-deps.sh
@@ -36,6 +37,7 @@ clean:
 bench:
 	@scripts/ensure-deps.sh --bench
 	$(SWIFT) build -c release --product coursepack
+	$(SWIFT) build -c release --product coursepack-sync
 	$(SWIFT) build -c release --product coursepack-bench
 	python3 bench/run.py
 

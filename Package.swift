@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "coursepack", targets: ["coursepack"]),
+        .executable(name: "coursepack-sync", targets: ["coursepack-sync"]),
         .library(name: "Manifest", targets: ["Manifest"]),
         .library(name: "ZipArchive", targets: ["ZipArchive"]),
         .library(name: "Packager", targets: ["Packager"]),
@@ -45,10 +46,18 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        .target(name: "CommandLineSupport", dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .executableTarget(
             name: "coursepack",
             dependencies: [
-                "Packager", "CourseExport", "SyncClient", "Manifest",
+                "Packager", "CourseExport", "Manifest", "CommandLineSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(
+            name: "coursepack-sync",
+            dependencies: [
+                "SyncClient", "Manifest", "CommandLineSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -59,6 +68,6 @@ let package = Package(
         .testTarget(name: "LinkRewriterTests", dependencies: ["LinkRewriter"]),
         .testTarget(name: "ManifestTests", dependencies: ["Manifest"]),
         .testTarget(name: "PackagerTests", dependencies: ["Packager", "Manifest", "ZipArchive", "CourseExport", "BlockRenderer", "TestSupport"]),
-        .testTarget(name: "CLITests", dependencies: ["coursepack", "Manifest", "TestSupport"]),
+        .testTarget(name: "CLITests", dependencies: ["coursepack", "coursepack-sync", "Manifest", "TestSupport"]),
     ]
 )

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CommandLineSupport
 import BlockRenderer
 import Foundation
 import Packager
@@ -85,24 +86,6 @@ struct Build: ParsableCommand {
         if result.counts.failed > 0 || (strict && !result.warnings.isEmpty) {
             throw ExitCode(ExitStatus.blocksFailed)
         }
-    }
-}
-
-/// A one-line progress bar on a terminal; nothing otherwise (CI logs get the summary).
-struct ProgressLine: Sendable {
-    let enabled: Bool
-
-    func update(_ done: Int, of total: Int) {
-        guard enabled, total > 0 else { return }
-        let width = 30
-        let filled = done * width / total
-        let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
-        FileHandle.standardError.write(Data("\r[\(bar)] \(done)/\(total) blocks".utf8))
-    }
-
-    func finish() {
-        guard enabled else { return }
-        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
     }
 }
 

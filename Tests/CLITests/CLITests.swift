@@ -20,6 +20,21 @@ import TestSupport
         #expect(warnings.contains { ($0["reference"] as? String) == "/static/images/missing-diagram.png" && ($0["file"] as? String) == "html/welcome_page.html" })
     }
 
+    /// Publishing hosts need neither libcurl nor the libraries it loads: only coursepack-sync
+    /// links the HTTP stack, and `coursepack sync`/`diff` hand over to it.
+    @Test func buildDoesNotLoadTheHTTPStackAndSyncNeedsItsHelper() throws {
+        let ldd = try #require(TestSupport.which("ldd"))
+        let libraries = try TestSupport.run(ldd, [TestSupport.coursepackBinary]).stdout
+        #expect(libraries.contains("libFoundation"), "ldd output: \(libraries)")
+        #expect(!libraries.contains("libFoundationNetworking") && !libraries.contains("libcurl"))
+
+        let alone = TestSupport.temporaryFolder("cli") + "/coursepack"
+        try FileManager.default.copyItem(atPath: TestSupport.coursepackBinary, toPath: alone)
+        let result = try TestSupport.run(alone, ["sync", "http://127.0.0.1:9/", "--to", TestSupport.temporaryFolder("cli")])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("install coursepack-sync beside coursepack"), "\(result.stderr)")
+    }
+
     @Test func strictTurnsWarningsIntoExitOne() throws {
         let out = TestSupport.temporaryFolder("cli")
         let result = try TestSupport.coursepack(["build", TestSupport.exampleCourse, "--out", out, "--strict", "-q"])

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CommandLineSupport
 import Foundation
 import Manifest
 import SyncClient
@@ -45,42 +46,5 @@ struct Sync: AsyncParsableCommand {
         let megabytes = Double(summary.downloadedBytes) / 1_048_576
         print("coursepack: synced \(target): \(summary.downloadedBlocks) blocks downloaded (\(summary.downloadedBytes) bytes, \(String(format: "%.1f", megabytes)) MB), \(summary.plan.unchanged.count) unchanged, \(summary.removedBlocks) removed, \(summary.failures.count) failed in \(String(format: "%.2f", summary.seconds)) s\(summary.manifestNotModified ? " (manifest not modified)" : "")")
         if !summary.failures.isEmpty { throw ExitCode(ExitStatus.blocksFailed) }
-    }
-}
-
-struct Status: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Show which blocks a synced folder holds and the space they take.")
-
-    @Argument(help: "A folder kept by `coursepack sync`.")
-    var target: String
-
-    func run() throws {
-        guard let manifest = try orExitBadInput({ try ManifestFile.read(target + "/manifest.json") }) else {
-            printError("error: \(target): no manifest.json: nothing has been synced here")
-            throw ExitCode(ExitStatus.badInput)
-        }
-        var total: UInt64 = 0
-        var present = 0
-        for block in manifest.blocks {
-            guard let archive = block.archive, block.offline != false else {
-                print("online    \(block.type)  \(block.displayName ?? "")  (\(block.reason ?? "needs the network"))")
-                continue
-            }
-            let folder = target + "/" + String(archive.dropLast(4))
-            let size = Self.diskUsage(folder)
-            total += size ?? 0
-            if size != nil { present += 1 }
-            print("\(size == nil ? "missing " : "present ")  \(block.type)  \(size.map { "\($0) bytes" } ?? "-")  \(block.displayName ?? "")")
-        }
-        print("\(manifest.courseID): \(present) blocks present, \(total) bytes on disk, published \(manifest.publishedAt)")
-    }
-
-    static func diskUsage(_ folder: String) -> UInt64? {
-        guard let enumerator = FileManager.default.enumerator(atPath: folder) else { return nil }
-        var total: UInt64 = 0
-        while let path = enumerator.nextObject() as? String {
-            total += (try? FileManager.default.attributesOfItem(atPath: folder + "/" + path)[.size] as? UInt64) ?? 0
-        }
-        return total
     }
 }

@@ -1,0 +1,81 @@
+import ArgumentParser
+import Foundation
+
+// What every coursepack executable shares: exit statuses, how errors end a command, and the
+// progress line.
+
+public enum ExitStatus {
+    public static let ok: Int32 = 0
+    public static let blocksFailed: Int32 = 1
+    public static let badInput: Int32 = 2
+}
+
+extension ParsableCommand {
+    /// Parses the command line and runs the command. Usage errors exit with 2 (ArgumentParser's
+    /// default is 64), as the README documents.
+    public static func runAsRoot(_ arguments: [String]? = nil) async -> Never {
+        do {
+            var command = try parseAsRoot(arguments)
+            if var asynchronous = command as? AsyncParsableCommand {
+                try await asynchronous.run()
+            } else {
+                try command.run()
+            }
+            Foundation.exit(ExitStatus.ok)
+        } catch {
+            let code = exitCode(for: error)
+            if code == .success || error is ExitCode { exit(withError: error) }
+            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+            Foundation.exit(code == .validationFailure ? ExitStatus.badInput : code.rawValue)
+        }
+    }
+}
+
+/// Runs `body`; an error it throws is printed and ends the command with status 2 (the input
+/// cannot be used; nothing was changed). `cleanup` runs first, to clear a progress line.
+public func orExitBadInput<T>(cleanup: () -> Void = {}, _ body: () throws -> T) throws -> T {
+    do {
+        return try body()
+    } catch {
+        cleanup()
+        printError("error: \(error)")
+        throw ExitCode(ExitStatus.badInput)
+    }
+}
+
+public func orExitBadInput<T>(cleanup: () -> Void = {}, _ body: () async throws -> T) async throws -> T {
+    do {
+        return try await body()
+    } catch {
+        cleanup()
+        printError("error: \(error)")
+        throw ExitCode(ExitStatus.badInput)
+    }
+}
+
+/// Prints to standard error, where diagnostics belong.
+public func printError(_ message: String) {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
+}
+
+/// A one-line progress bar on a terminal; nothing otherwise (CI logs get the summary).
+public struct ProgressLine: Sendable {
+    let enabled: Bool
+
+    public init(enabled: Bool) {
+        self.enabled = enabled
+    }
+
+    public func update(_ done: Int, of total: Int) {
+        guard enabled, total > 0 else { return }
+        let width = 30
+        let filled = done * width / total
+        let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
+        FileHandle.standardError.write(Data("\r[\(bar)] \(done)/\(total) blocks".utf8))
+    }
+
+    public func finish() {
+        guard enabled else { return }
+        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+    }
+}

@@ -1,0 +1,44 @@
+import ArgumentParser
+import CommandLineSupport
+import Foundation
+
+/// `sync` and `diff` (which may fetch manifests over HTTP) run in `coursepack-sync`, installed
+/// beside `coursepack`. Only that program links the HTTP stack (FoundationNetworking, libcurl
+/// and the dozens of libraries it loads), so `build`, `verify`, `inspect` and `status` start
+/// in a third of the time and run where libcurl is not installed.
+enum NetworkCommand {
+    static let helperName = "coursepack-sync"
+
+    /// The forwarded command that `arguments` asks for (`sync …`, `diff …`, `help sync`), if any.
+    static func named(in arguments: [String]) -> Forwarding? {
+        let names = [Sync.configuration.commandName, Diff.configuration.commandName].compactMap { $0 }
+        guard let first = arguments.first else { return nil }
+        if names.contains(first) { return Forwarding() }
+        if first == "help", arguments.count > 1, names.contains(arguments[1]) { return Forwarding() }
+        return nil
+    }
+
+    struct Forwarding {
+        /// Replaces this process with the helper, same arguments, same exit status.
+        func forward(_ arguments: [String]) -> Never {
+            let folder = (Bundle.main.executablePath.map { ($0 as NSString).resolvingSymlinksInPath } ?? CommandLine.arguments[0])
+            let helper = (folder as NSString).deletingLastPathComponent + "/" + NetworkCommand.helperName
+            let argv = ([helper] + arguments).map { strdup($0) } + [nil]
+            execv(helper, argv)
+            printError("error: `coursepack \(arguments[0])` runs \(helper), which cannot be started: \(String(cString: strerror(errno))); install \(NetworkCommand.helperName) beside coursepack")
+            exit(ExitStatus.badInput)
+        }
+    }
+
+    // Listed in `coursepack --help`; `main` hands them to the helper before they are parsed.
+    struct Sync: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "sync", abstract: "Bring TARGET up to date with a published course: download only new and outdated blocks.")
+    }
+
+    struct Diff: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "diff",
+            abstract: "Compare two manifests (files, published folders or URLs): added, changed, removed blocks and bytes to download.")
+    }
+}
