@@ -26,7 +26,7 @@ let package = Package(
             providers: [.apt(["zlib1g-dev"])]
         ),
         .target(name: "ZlibStream", dependencies: ["CZlib"]),
-        .target(name: "ZipArchive", dependencies: ["ZlibStream"]),
+        .target(name: "ZipArchive", dependencies: ["ZlibStream", "CFileCalls"]),
         .target(name: "CourseExport", dependencies: ["ZlibStream"]),
         .target(name: "LinkRewriter"),
         .target(
@@ -34,10 +34,10 @@ let package = Package(
             dependencies: ["CourseExport", "LinkRewriter", .product(name: "Mustache", package: "swift-mustache")]
         ),
         .target(name: "Manifest"),
-        .target(name: "CAtomicSwap"),
+        .target(name: "CFileCalls"),
         .target(
             name: "SyncClient",
-            dependencies: ["Manifest", "ZipArchive", "CAtomicSwap", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["Manifest", "ZipArchive", "CFileCalls", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .target(
             name: "Packager",

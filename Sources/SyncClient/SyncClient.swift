@@ -1,4 +1,4 @@
-import CAtomicSwap
+import CFileCalls
 import Crypto
 import Foundation
 import Manifest

@@ -1,3 +1,4 @@
+import CFileCalls
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -83,7 +84,40 @@ final class OutputFile {
         buffer.reserveCapacity(ioChunkSize)
     }
 
+    /// An unnamed file in `folder` (O_TMPFILE) that `link(as:)` names once it is complete; nil
+    /// where the file system or platform cannot make one. Errors are reported against `path`.
+    init?(unnamedIn folder: String, reportingAs path: String, observer: ((UnsafeRawBufferPointer) -> Void)?) {
+        let fd = coursepack_open_unnamed(folder, 0o644)
+        guard fd >= 0 else { return nil }
+        self.path = path
+        self.observer = observer
+        self.fd = fd
+        buffer.reserveCapacity(ioChunkSize)
+    }
+
     deinit { if !closed { _ = Glibc_close(fd) } }
+
+    enum LinkResult {
+        case linked
+        /// The file system cannot name unnamed files (no /proc, say): write it another way.
+        case unsupported
+    }
+
+    /// Names the unnamed file `destination`, atomically: readers see the old file or the
+    /// complete new one. An existing file is replaced through a temporary name and a rename.
+    func link(as destination: String, temporaryName: () -> String) throws -> LinkResult {
+        try flush()
+        if coursepack_link_unnamed(fd, destination) == 0 { return .linked }
+        guard errno == EEXIST else { return .unsupported }
+        let temporary = temporaryName()
+        guard coursepack_link_unnamed(fd, temporary) == 0 else { return .unsupported }
+        guard rename(temporary, destination) == 0 else {
+            let code = errno
+            unlink(temporary)
+            throw ZipError.io(path: destination, operation: "rename", errno: code)
+        }
+        return .linked
+    }
 
     func write(_ bytes: UnsafeRawBufferPointer) throws {
         if buffer.count + bytes.count > ioChunkSize { try flush() }
@@ -136,7 +170,10 @@ final class OutputFile {
         buffer.removeAll(keepingCapacity: true)
     }
 
+    /// Safe to call twice: the descriptor is closed once (a second close could hit a file
+    /// another thread has opened since under the same number).
     func close() throws {
+        guard !closed else { return }
         try flush()
         closed = true
         guard Glibc_close(fd) == 0 else { throw ZipError.io(path: path, operation: "close", errno: errno) }

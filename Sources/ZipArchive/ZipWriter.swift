@@ -43,9 +43,13 @@ public enum CompressionMethod: UInt16, Sendable {
 /// always give the same bytes.
 public struct ZipWriter: Sendable {
     public let level: Int32
+    /// Whether to write unnamed files (O_TMPFILE) where the system can; false always goes
+    /// through a temporary name (the path other systems take, which tests exercise with it).
+    public let unnamedFiles: Bool
 
-    public init(level: Int32 = 6) {
+    public init(level: Int32 = 6, unnamedFiles: Bool = true) {
         self.level = level
+        self.unnamedFiles = unnamedFiles
     }
 
     /// Compresses `bytes` now (or stores them when deflate would not make them smaller).
@@ -66,8 +70,8 @@ public struct ZipWriter: Sendable {
         return PreparedEntry(method: .deflated, crc32: crc, uncompressedSize: UInt64(bytes.count), payload: compressed)
     }
 
-    /// Writes the archive to a temporary file beside `destination` and renames it into place
-    /// only when complete, so `destination` is never seen half-written. Returns its size.
+    /// Writes the archive and gives it its name only when it is complete, so `destination` is
+    /// never seen half-written and a failed write leaves the previous file. Returns its size.
     @discardableResult
     public func write(_ entries: [ZipEntry], to destination: String) throws -> UInt64 {
         try write(entries, to: destination, observingBytes: nil).size
@@ -77,6 +81,11 @@ public struct ZipWriter: Sendable {
     /// as it goes to disk, so the caller can hash it without reading it back. That works unless
     /// a streamed entry's header had to be rewritten after it was passed on (files larger than
     /// the write buffer); `observedAll` is then false and the caller reads the file instead.
+    ///
+    /// On Linux the archive is written as an unnamed file (O_TMPFILE) and named when complete:
+    /// a killed build leaves nothing behind, and the folder's lock is taken once per archive
+    /// instead of twice, which is what limits parallel builds writing into one folder.
+    /// Elsewhere, or where the file system cannot, it goes through a temporary name.
     public func write(
         _ entries: [ZipEntry], to destination: String, observingBytes observer: ((UnsafeRawBufferPointer) -> Void)?
     ) throws -> (size: UInt64, observedAll: Bool) {
@@ -87,21 +96,48 @@ public struct ZipWriter: Sendable {
         }
         let sorted = entries.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
 
+        let slash = destination.lastIndex(of: "/")
+        let folder = slash.map { String(destination[..<$0]) }.map { $0.isEmpty ? "/" : $0 } ?? "."
+        if unnamedFiles, let out = OutputFile(unnamedIn: folder, reportingAs: destination, observer: observer) {
+            defer { try? out.close() }
+            try writeArchive(sorted, to: out)
+            let size = out.offset
+            switch try out.link(as: destination, temporaryName: { Self.temporaryPath(beside: destination) }) {
+            case .linked:
+                try out.close()
+                return (size, observer != nil && out.observedFinalBytes)
+            case .unsupported:
+                // The observer has seen these bytes; the second writing is read back instead.
+                return (try writeThroughTemporaryName(sorted, to: destination, observer: nil).size, false)
+            }
+        }
+        let (size, observedAll) = try writeThroughTemporaryName(sorted, to: destination, observer: observer)
+        return (size, observer != nil && observedAll)
+    }
+
+    private func writeArchive(_ sorted: [ZipEntry], to out: OutputFile) throws {
+        var records: [CentralRecord] = []
+        records.reserveCapacity(sorted.count)
+        for entry in sorted {
+            records.append(try writeEntry(entry, to: out))
+        }
+        try writeCentralDirectory(records, to: out)
+    }
+
+    /// Writes to a temporary file beside `destination`, then renames it into place.
+    private func writeThroughTemporaryName(
+        _ sorted: [ZipEntry], to destination: String, observer: ((UnsafeRawBufferPointer) -> Void)?
+    ) throws -> (size: UInt64, observedAll: Bool) {
         let temporary = Self.temporaryPath(beside: destination)
         let out = try OutputFile(creating: temporary, observer: observer)
         do {
-            var records: [CentralRecord] = []
-            records.reserveCapacity(sorted.count)
-            for entry in sorted {
-                records.append(try writeEntry(entry, to: out))
-            }
-            try writeCentralDirectory(records, to: out)
+            try writeArchive(sorted, to: out)
             let size = out.offset
             try out.close()
             guard rename(temporary, destination) == 0 else {
                 throw ZipError.io(path: destination, operation: "rename", errno: errno)
             }
-            return (size, observer != nil && out.observedFinalBytes)
+            return (size, out.observedFinalBytes)
         } catch {
             try? out.close()
             unlink(temporary)

@@ -74,13 +74,13 @@ func randomTree(seed: UInt64, under root: String) throws -> [String] {
     /// The bytes handed to the observer are the archive's bytes, in order, whenever the writer
     /// says so; entries that fit the write buffer (incompressible text retried as stored
     /// included) never make it say otherwise.
-    @Test(arguments: [1, 2, 3, 4, 5, 6, 7, 8] as [UInt64])
-    func observedBytesAreTheArchiveBytes(seed: UInt64) throws {
+    @Test(arguments: [1, 2, 3, 4, 5, 6, 7, 8] as [UInt64], [true, false])
+    func observedBytesAreTheArchiveBytes(seed: UInt64, unnamedFiles: Bool) throws {
         let root = TestSupport.temporaryFolder("tree")
         let names = try randomTree(seed: seed, under: root)
         let archive = TestSupport.temporaryFolder("zip") + "/tree.zip"
         var observed: [UInt8] = []
-        let written = try ZipWriter().write(names.map { ZipEntry(name: $0, source: .file(path: root + "/" + $0)) }, to: archive) {
+        let written = try ZipWriter(unnamedFiles: unnamedFiles).write(names.map { ZipEntry(name: $0, source: .file(path: root + "/" + $0)) }, to: archive) {
             observed.append(contentsOf: $0)
         }
         let bytes = TestSupport.read(archive)
@@ -188,12 +188,19 @@ func randomTree(seed: UInt64, under root: String) throws -> [String] {
         }
     }
 
-    @Test func aFailedWriteKeepsThePreviousArchive() throws {
+    /// Both ways of naming a finished archive: replacing an existing one is atomic, and a
+    /// failed write leaves the previous file and nothing else.
+    @Test(arguments: [true, false])
+    func aFailedWriteKeepsThePreviousArchive(unnamedFiles: Bool) throws {
         let out = TestSupport.temporaryFolder("zip")
-        try ZipWriter().write([ZipEntry(name: "a.txt", source: .bytes([1, 2, 3]))], to: out + "/x.zip")
+        let writer = ZipWriter(unnamedFiles: unnamedFiles)
+        try writer.write([ZipEntry(name: "a.txt", source: .bytes([1, 2, 3]))], to: out + "/x.zip")
+        try writer.write([ZipEntry(name: "a.txt", source: .bytes([1, 2, 3, 4]))], to: out + "/x.zip")
         let before = TestSupport.read(out + "/x.zip")
+        #expect(try TestSupport.independentZipCheck([out + "/x.zip"]) == [])
+        #expect(TestSupport.files(under: out) == ["x.zip"], "the replaced archive left no temporary name behind")
         #expect(throws: ZipError.self) {
-            try ZipWriter().write([
+            try writer.write([
                 ZipEntry(name: "a.txt", source: .bytes([4])),
                 ZipEntry(name: "b.txt", source: .file(path: out + "/does-not-exist")),
             ], to: out + "/x.zip")

@@ -1,0 +1,20 @@
+#ifndef COURSEPACK_FILE_CALLS_H
+#define COURSEPACK_FILE_CALLS_H
+
+// Linux file calls that Swift's Glibc module does not expose (the flags are macros it cannot
+// import). Elsewhere they fail with ENOSYS and callers take their portable path.
+
+/// Exchanges two paths atomically (renameat2 RENAME_EXCHANGE): a reader sees one or the
+/// other, never neither. Returns 0, or -1 with errno set (ENOSYS/EINVAL where unsupported).
+int coursepack_exchange_paths(const char *first, const char *second);
+
+/// Opens an unnamed regular file in `folder` for writing (O_TMPFILE): it has no name until
+/// `coursepack_link_unnamed` gives it one, and vanishes if the process dies first. Returns the
+/// descriptor, or -1 with errno set (EOPNOTSUPP and others where the file system lacks it).
+int coursepack_open_unnamed(const char *folder, int mode);
+
+/// Gives the unnamed file open as `fd` the name `path`, which must not exist (EEXIST if it
+/// does). Returns 0, or -1 with errno set.
+int coursepack_link_unnamed(int fd, const char *path);
+
+#endif
