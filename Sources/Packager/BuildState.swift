@@ -50,8 +50,8 @@ struct BuildState: Codable, Sendable, Equatable {
 
     /// The manifest and everything in the archive folders; the lock, this file, the hash
     /// cache and reports beside the manifest are not the publish.
-    static func outputs(in folder: String) -> String? {
-        TreeStamp.of(folder) { name, depth, isFolder in
+    static func outputs(in folder: String, workers: Int = 1) -> String? {
+        TreeStamp.of(folder, workers: workers) { name, depth, isFolder in
             depth > 1 || isFolder || name == Array("manifest.json".utf8)
         }?.digest
     }

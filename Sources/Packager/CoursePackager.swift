@@ -20,23 +20,19 @@ public struct CoursePackager: Sendable {
     public func build(coursePath: String, progress: @Sendable (Int, Int) -> Void = { _, _ in }) throws(BuildError) -> BuildReport {
         let started = Date()
         let renderer = BlockRenderer(templates: options.templates, generator: options.generator)
-        // The course is stamped as of now, before anything is read, so a file changed while this
-        // build runs makes the next one a full build. Without a previous state there is nothing
-        // to compare with yet, and the walk runs beside the load.
+        // The course is stamped as of now, before anything is read: a file changed after this
+        // moment makes the stamp unsettled, whenever the walk itself runs. With a previous state
+        // the stamp decides whether there is anything to do; without one it is only needed at
+        // the end, and is walked while the manifest is written, when a core is free.
         let since = TreeStamp.now()
         let stampCourse: @Sendable () -> (key: String, settled: Bool)? = { [options] in
             BuildState.inputs(coursePath: coursePath, options: options, rendererFingerprint: renderer.fingerprint, since: since)
         }
-        let pendingInputs: Background<(key: String, settled: Bool)?>
+        var stampedInputs: Background<(key: String, settled: Bool)?>?
         if BuildState.exists(in: options.outputFolder) {
             let (unchanged, inputs) = unchangedBuild(started: started, stampCourse: stampCourse)
             if let unchanged { return unchanged }
-            pendingInputs = Background(finished: inputs)
-        } else if options.jobs > 1 {
-            pendingInputs = Background(stampCourse)
-        } else {
-            // One job means one thread, however many cores there are.
-            pendingInputs = Background(finished: stampCourse())
+            stampedInputs = Background(finished: inputs)
         }
 
         let course: Course
@@ -92,6 +88,8 @@ public struct CoursePackager: Sendable {
         }
         let outcomes = Self.parallelMap(leaves, jobs: options.jobs, progress: progress) { packager.package($0) }
 
+        // One job means one thread, however many cores there are.
+        let pendingInputs = stampedInputs ?? (options.jobs > 1 ? Background(stampCourse) : Background(finished: stampCourse()))
         var entries: [BlockEntry] = []
         var staged: [(entry: Int, path: String)] = []
         for (block, outcome) in zip(leaves, outcomes) {
@@ -161,7 +159,9 @@ public struct CoursePackager: Sendable {
             if (try? FileManager.default.removeItem(atPath: out + "/" + stale)) != nil { report.counts.removed += 1 }
         }
 
-        if let inputs = pendingInputs.value, inputs.settled, report.errors.isEmpty, let outputs = BuildState.outputs(in: out) {
+        if let inputs = pendingInputs.value, inputs.settled, report.errors.isEmpty,
+            let outputs = BuildState.outputs(in: out, workers: options.jobs)
+        {
             BuildState(
                 inputs: inputs.key, outputs: outputs, courseID: course.id, blocks: report.counts.blocks,
                 offlineFalse: report.counts.offlineFalse, warnings: report.warnings

@@ -1,5 +1,7 @@
 import Crypto
+import Dispatch
 import Foundation
+import Synchronization
 
 /// A digest of the name and `stat` stamp of every entry under a path: type, size, inode,
 /// mtime and ctime. Equal digests mean nothing there was created, removed, written or
@@ -21,9 +23,9 @@ struct TreeStamp: Sendable, Equatable {
     /// after it make the stamp unsettled, so a walk may run while the files are being read.
     static func of(
         _ root: String, skipping skippedFolder: (device: UInt64, inode: UInt64)? = nil, since: Int64 = now(),
-        include: (_ name: [UInt8], _ depth: Int, _ isFolder: Bool) -> Bool = { _, _, _ in true }
+        workers: Int = 1, include: (_ name: [UInt8], _ depth: Int, _ isFolder: Bool) -> Bool = { _, _, _ in true }
     ) -> TreeStamp? {
-        var walk = Walk(startedAt: since, skipped: skippedFolder)
+        var walk = Walk(startedAt: since, skipped: skippedFolder, workers: workers)
         var info = stat()
         guard lstat(root, &info) == 0 else { return nil }
         walk.add([], info, path: root)
@@ -50,6 +52,7 @@ struct TreeStamp: Sendable, Equatable {
     private struct Walk {
         let startedAt: Int64
         let skipped: (device: UInt64, inode: UInt64)?
+        let workers: Int
         var hasher = SHA256()
         var newest = Int64.min
 
@@ -84,6 +87,26 @@ struct TreeStamp: Sendable, Equatable {
             hasher.update(data: record)
         }
 
+        /// `lstat` of each name in the folder open as `descriptor`, split over `workers` threads
+        /// for big folders (an output folder holds thousands of archives); nil where it failed.
+        static func stamps(of names: [[UInt8]], in descriptor: Int32, workers: Int) -> [StatRecord?] {
+            let workers = max(1, min(workers, names.count))
+            let chunk = (names.count + workers - 1) / workers
+            let chunks = Mutex([[StatRecord?]](repeating: [], count: workers))
+            DispatchQueue.concurrentPerform(iterations: workers) { worker in
+                var found: [StatRecord?] = []
+                for name in names[min(names.count, worker * chunk)..<min(names.count, (worker + 1) * chunk)] {
+                    var info = stat()
+                    let status = name.withUnsafeBufferPointer { bytes in
+                        bytes.withMemoryRebound(to: CChar.self) { fstatat(descriptor, $0.baseAddress!, &info, AT_SYMLINK_NOFOLLOW) }
+                    }
+                    found.append(status == 0 ? info : nil)
+                }
+                chunks.withLock { $0[worker] = found }
+            }
+            return chunks.withLock { $0.flatMap { $0 } }
+        }
+
         static let dot = Array(".\0".utf8)
         static let dotDot = Array("..\0".utf8)
 
@@ -102,12 +125,9 @@ struct TreeStamp: Sendable, Equatable {
             }
             // readdir's order is the file system's; the digest must not depend on it.
             names.sort { $0.lexicographicallyPrecedes($1) }
-            for terminated in names {
-                var info = stat()
-                let found = terminated.withUnsafeBufferPointer { bytes in
-                    bytes.withMemoryRebound(to: CChar.self) { fstatat(descriptor, $0.baseAddress!, &info, AT_SYMLINK_NOFOLLOW) }
-                }
-                guard found == 0 else { return false }
+            let infos = Self.stamps(of: names, in: descriptor, workers: names.count >= 512 ? workers : 1)
+            for (terminated, info) in zip(names, infos) {
+                guard let info else { return false }
                 let name = Array(terminated.dropLast())
                 let isFolder = (info.st_mode & S_IFMT) == S_IFDIR
                 if isFolder, let skipped, UInt64(info.st_dev) == skipped.device, UInt64(info.st_ino) == skipped.inode { continue }
@@ -123,3 +143,6 @@ struct TreeStamp: Sendable, Equatable {
         }
     }
 }
+
+/// `stat` names both the call and its record; in type positions the record needs a name.
+typealias StatRecord = stat
