@@ -66,7 +66,7 @@ let package = Package(
         .testTarget(name: "ZipArchiveTests", dependencies: ["ZipArchive", "ZlibStream", "TestSupport"]),
         .testTarget(name: "CourseExportTests", dependencies: ["CourseExport", "TestSupport"]),
         .testTarget(name: "LinkRewriterTests", dependencies: ["LinkRewriter"]),
-        .testTarget(name: "ManifestTests", dependencies: ["Manifest"]),
+        .testTarget(name: "ManifestTests", dependencies: ["Manifest", "TestSupport"]),
         .testTarget(name: "PackagerTests", dependencies: ["Packager", "Manifest", "ZipArchive", "CourseExport", "BlockRenderer", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["coursepack", "coursepack-sync", "Manifest", "TestSupport"]),
     ]

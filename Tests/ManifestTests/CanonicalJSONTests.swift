@@ -1,30 +1,20 @@
 import Foundation
 import Manifest
 import Testing
+import TestSupport
 
 /// The manifest's bytes are a contract; these tests hold the hand-written layout to the one
 /// Foundation's JSONEncoder gives, and to what the decoder reads back.
 @Suite struct CanonicalJSONTests {
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static let pieces = ["a", "html/x.zip", "quote\"", "back\\slash", "/slash/", "tab\t", "nl\n", "cr\r", "\u{1}", "\u{1f}", "\u{8}\u{c}",
                          "\u{7f}", "é", "日本語", "\u{2028}", "😀", "<script>&amp;", " ", ""]
 
-    static func text(_ rng: inout Generator) -> String {
+    static func text(_ rng: inout SeededGenerator) -> String {
         (0..<Int.random(in: 0...4, using: &rng)).map { _ in pieces.randomElement(using: &rng)! }.joined()
     }
 
     static func manifest(seed: UInt64) -> CourseManifest {
-        var rng = Generator(state: seed)
+        var rng = SeededGenerator(state: seed)
         var blocks: [BlockEntry] = []
         for _ in 0..<Int.random(in: 0...6, using: &rng) {
             let offline = Bool.random(using: &rng)

@@ -4,18 +4,6 @@ import TestSupport
 import ZipArchive
 import ZlibStream
 
-/// A seeded generator, so random trees are reproducible from their seed.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// A random tree of files: empty, large, text, incompressible, unicode and nested names.
 func randomTree(seed: UInt64, under root: String) throws -> [String] {
     var rng = SeededGenerator(state: seed)
