@@ -27,7 +27,8 @@ let package = Package(
         ),
         .target(name: "ZlibStream", dependencies: ["CZlib"]),
         .target(name: "ZipArchive", dependencies: ["ZlibStream", "CFileCalls"]),
-        .target(name: "CourseExport", dependencies: ["ZlibStream"]),
+        .target(name: "ParallelMap"),
+        .target(name: "CourseExport", dependencies: ["ZlibStream", "ParallelMap"]),
         .target(name: "LinkRewriter"),
         .target(
             name: "BlockRenderer",
@@ -42,7 +43,7 @@ let package = Package(
         .target(
             name: "Packager",
             dependencies: [
-                "CourseExport", "LinkRewriter", "BlockRenderer", "ZipArchive", "Manifest",
+                "CourseExport", "LinkRewriter", "BlockRenderer", "ZipArchive", "Manifest", "ParallelMap",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

@@ -1,6 +1,5 @@
-import Dispatch
 import Foundation
-import Synchronization
+import ParallelMap
 
 /// Walks the block tree depth first, resolving pointers (`<vertical url_name="x"/>` means
 /// `vertical/x.xml`) and keeping inline definitions. A block that cannot be read becomes a
@@ -155,21 +154,11 @@ struct TreeWalker {
             found += directory.files(under: folder).filter { $0.hasSuffix(".xml") }
         }
         let files = found
-        let results = Mutex([Result<([UInt8], XMLElement), CourseError>?](repeating: nil, count: files.count))
-        let next = Mutex(0)
-        DispatchQueue.concurrentPerform(iterations: max(1, min(workers, files.count))) { _ in
-            while true {
-                let index = next.withLock { value -> Int in
-                    defer { value += 1 }
-                    return value
-                }
-                guard index < files.count else { return }
-                let result = Result { () throws(CourseError) in try readAndParse(directory, files[index]) }
-                results.withLock { $0[index] = result }
-            }
+        let results = files.parallelMap(workers: workers) { file in
+            Result { () throws(CourseError) in try readAndParse(directory, file) }
         }
         var map: [String: Result<([UInt8], XMLElement), CourseError>] = [:]
-        for (file, result) in zip(files, results.withLock { $0 }) { map[file] = result }
+        for (file, result) in zip(files, results) { map[file] = result }
         return map
     }
 

@@ -3,6 +3,7 @@ import CourseExport
 import Dispatch
 import Foundation
 import Manifest
+import ParallelMap
 import Synchronization
 import ZipArchive
 
@@ -86,7 +87,7 @@ public struct CoursePackager: Sendable {
         for folder in Set(leaves.map { ArchiveNaming.component($0.type) }).sorted() {
             try? FileManager.default.createDirectory(atPath: out + "/" + folder, withIntermediateDirectories: true)
         }
-        let outcomes = Self.parallelMap(leaves, jobs: options.jobs, progress: progress) { packager.package($0) }
+        let outcomes = leaves.parallelMap(workers: options.jobs, progress: progress) { packager.package($0) }
 
         // One job means one thread, however many cores there are.
         let pendingInputs = stampedInputs ?? (options.jobs > 1 ? Background(stampCourse) : Background(finished: stampCourse()))
@@ -230,28 +231,6 @@ public struct CoursePackager: Sendable {
             if targets[block.urlName] == nil { targets[block.urlName] = folder }
         }
         return targets
-    }
-
-    /// Applies `transform` with `jobs` worker threads; results come back in input order.
-    static func parallelMap<T: Sendable, R: Sendable>(
-        _ items: [T], jobs: Int, progress: @Sendable (Int, Int) -> Void, _ transform: @Sendable (T) -> R
-    ) -> [R] {
-        let next = Mutex(0)
-        let results = Mutex([R?](repeating: nil, count: items.count))
-        let done = Mutex(0)
-        DispatchQueue.concurrentPerform(iterations: max(1, min(jobs, items.count))) { _ in
-            while true {
-                let index = next.withLock { value -> Int in
-                    defer { value += 1 }
-                    return value
-                }
-                guard index < items.count else { return }
-                let result = transform(items[index])
-                results.withLock { $0[index] = result }
-                progress(done.withLock { $0 += 1; return $0 }, items.count)
-            }
-        }
-        return results.withLock { $0.map { $0! } }
     }
 
     /// Files a killed build left behind: half-written archives (`.<name>.tmp-<pid>-<n>`) and

@@ -1,7 +1,6 @@
 import Crypto
-import Dispatch
 import Foundation
-import Synchronization
+import ParallelMap
 
 /// A digest of the name and `stat` stamp of every entry under a path: type, size, inode,
 /// mtime and ctime. Equal digests mean nothing there was created, removed, written or
@@ -90,21 +89,13 @@ struct TreeStamp: Sendable, Equatable {
         /// `lstat` of each name in the folder open as `descriptor`, split over `workers` threads
         /// for big folders (an output folder holds thousands of archives); nil where it failed.
         static func stamps(of names: [[UInt8]], in descriptor: Int32, workers: Int) -> [StatRecord?] {
-            let workers = max(1, min(workers, names.count))
-            let chunk = (names.count + workers - 1) / workers
-            let chunks = Mutex([[StatRecord?]](repeating: [], count: workers))
-            DispatchQueue.concurrentPerform(iterations: workers) { worker in
-                var found: [StatRecord?] = []
-                for name in names[min(names.count, worker * chunk)..<min(names.count, (worker + 1) * chunk)] {
-                    var info = stat()
-                    let status = name.withUnsafeBufferPointer { bytes in
-                        bytes.withMemoryRebound(to: CChar.self) { fstatat(descriptor, $0.baseAddress!, &info, AT_SYMLINK_NOFOLLOW) }
-                    }
-                    found.append(status == 0 ? info : nil)
+            names.parallelMap(workers: workers) { name -> StatRecord? in
+                var info = stat()
+                let status = name.withUnsafeBufferPointer { bytes in
+                    bytes.withMemoryRebound(to: CChar.self) { fstatat(descriptor, $0.baseAddress!, &info, AT_SYMLINK_NOFOLLOW) }
                 }
-                chunks.withLock { $0[worker] = found }
+                return status == 0 ? info : nil
             }
-            return chunks.withLock { $0.flatMap { $0 } }
         }
 
         static let dot = Array(".\0".utf8)
