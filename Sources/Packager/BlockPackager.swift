@@ -99,7 +99,7 @@ struct BlockPackager: Sendable {
         if let before, before.contentHash == contentHash, before.archive == archive,
             let size = before.size, let sha = before.sha256, let lastModified = before.lastModified,
             let stamp = FileStamp.of(final), stamp.size == size,
-            stamp.changed < previousManifestWritten ?? Int64.min || (try? Digest.file(final)) == sha
+            stamp.changed < (previousManifestWritten ?? Int64.min) || (try? Digest.file(final)) == sha
         {
             return .reused(BlockEntry(
                 usageID: block.usageID, type: block.type, displayName: block.displayName, parents: block.parents,
@@ -115,12 +115,13 @@ struct BlockPackager: Sendable {
             archiveHasher.update(bufferPointer: $0)
         }
         let sha256 = written.observedAll ? Digest.hex(archiveHasher.finalize()) : try Digest.file(destination)
+        // An archive written again with the same content (it was missing or damaged) keeps the
+        // date its content last changed: clients holding a good copy need not fetch it again.
+        let contentLastChanged = (before?.contentHash == contentHash ? before?.lastModified : nil) ?? options.publishedAt
         return .built(BlockEntry(
             usageID: block.usageID, type: block.type, displayName: block.displayName, parents: block.parents,
             archive: archive, size: written.size, sha256: sha256, contentHash: contentHash,
-            // An archive written again with the same content (it was missing or damaged) keeps
-            // the date its content last changed: clients holding a good copy need not fetch it.
-            lastModified: before?.contentHash == contentHash ? before?.lastModified ?? options.publishedAt : options.publishedAt,
+            lastModified: contentLastChanged,
             requiresNetwork: requiresNetwork), stagedAt: staged, warnings: warnings)
     }
 

@@ -17,7 +17,7 @@ struct Coursepack: AsyncParsableCommand {
 
     static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
-        if let command = NetworkCommand.named(in: arguments) { command.forward(arguments) }
+        if NetworkCommand.isRequested(by: arguments) { NetworkCommand.forward(arguments) }
         await runAsRoot(arguments)
     }
 }

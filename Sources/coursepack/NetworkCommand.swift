@@ -9,25 +9,21 @@ import Foundation
 enum NetworkCommand {
     static let helperName = "coursepack-sync"
 
-    /// The forwarded command that `arguments` asks for (`sync …`, `diff …`, `help sync`), if any.
-    static func named(in arguments: [String]) -> Forwarding? {
+    /// Whether `arguments` ask for `sync …`, `diff …` or `help sync`/`help diff`.
+    static func isRequested(by arguments: [String]) -> Bool {
         let names = [Sync.configuration.commandName, Diff.configuration.commandName].compactMap { $0 }
-        guard let first = arguments.first else { return nil }
-        if names.contains(first) { return Forwarding() }
-        if first == "help", arguments.count > 1, names.contains(arguments[1]) { return Forwarding() }
-        return nil
+        guard let first = arguments.first else { return false }
+        return names.contains(first) || (first == "help" && arguments.count > 1 && names.contains(arguments[1]))
     }
 
-    struct Forwarding {
-        /// Replaces this process with the helper, same arguments, same exit status.
-        func forward(_ arguments: [String]) -> Never {
-            let folder = (Bundle.main.executablePath.map { ($0 as NSString).resolvingSymlinksInPath } ?? CommandLine.arguments[0])
-            let helper = (folder as NSString).deletingLastPathComponent + "/" + NetworkCommand.helperName
-            let argv = ([helper] + arguments).map { strdup($0) } + [nil]
-            execv(helper, argv)
-            printError("error: `coursepack \(arguments[0])` runs \(helper), which cannot be started: \(String(cString: strerror(errno))); install \(NetworkCommand.helperName) beside coursepack")
-            exit(ExitStatus.badInput)
-        }
+    /// Replaces this process with the helper: same arguments, same exit status.
+    static func forward(_ arguments: [String]) -> Never {
+        let executable = Bundle.main.executablePath.map { ($0 as NSString).resolvingSymlinksInPath } ?? CommandLine.arguments[0]
+        let helper = (executable as NSString).deletingLastPathComponent + "/" + helperName
+        let argv = ([helper] + arguments).map { strdup($0) } + [nil]
+        execv(helper, argv)
+        printError("error: `coursepack \(arguments[0])` runs \(helper), which cannot be started: \(String(cString: strerror(errno))); install \(helperName) beside coursepack")
+        exit(ExitStatus.badInput)
     }
 
     // Listed in `coursepack --help`; `main` hands them to the helper before they are parsed.
