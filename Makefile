@@ -26,6 +26,7 @@ test:
 	@scripts/ensure-deps.sh --test
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
+	python3 -m pytest -q Tests/browser
 
 # Re-embed Templates/ into the binary after editing them (a test fails while they differ).
 templates:

@@ -6,6 +6,9 @@ set -euo pipefail
 missing=()
 [ -f /usr/include/zlib.h ] || missing+=(zlib1g-dev)
 command -v pkg-config >/dev/null || missing+=(pkg-config)
+# The page runtime (jQuery, KaTeX) every build bundles for pages that need it.
+[ -f /usr/share/javascript/jquery/jquery.min.js ] || missing+=(libjs-jquery)
+[ -f /usr/share/javascript/katex/katex.min.js ] || missing+=(libjs-katex)
 if [ "${1:-}" = "--bench" ]; then
   command -v zip >/dev/null || missing+=(zip)
   command -v unzip >/dev/null || missing+=(unzip)
@@ -17,6 +20,10 @@ if [ "${1:-}" = "--test" ]; then
   command -v zip >/dev/null || missing+=(zip)
   command -v python3 >/dev/null || missing+=(python3)
   command -v tar >/dev/null || missing+=(tar)
+  command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx)
+  # The browser tests: Debian's headless Chromium and its WebDriver.
+  command -v chromium >/dev/null || missing+=(chromium)
+  command -v chromedriver >/dev/null || [ -x /usr/bin/chromedriver ] || missing+=(chromium-driver)
 fi
 
 if [ ${#missing[@]} -gt 0 ]; then
@@ -31,7 +38,14 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
-if [ "${1:-}" = "--test" ] && ! python3 -c "import jsonschema" 2>/dev/null; then
-  echo "installing the Python jsonschema package (tests validate manifests with it)"
-  python3 -m pip install -q jsonschema
+if [ "${1:-}" = "--test" ]; then
+  # jsonschema validates manifests; selenium drives Chromium; pytest runs the browser tests.
+  python_missing=()
+  python3 -c "import jsonschema" 2>/dev/null || python_missing+=(jsonschema)
+  python3 -c "import selenium" 2>/dev/null || python_missing+=(selenium)
+  python3 -c "import pytest" 2>/dev/null || python_missing+=(pytest)
+  if [ ${#python_missing[@]} -gt 0 ]; then
+    echo "installing Python packages: ${python_missing[*]}"
+    python3 -m pip install -q "${python_missing[@]}"
+  fi
 fi

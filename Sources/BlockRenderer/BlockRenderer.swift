@@ -10,6 +10,8 @@ public struct RenderedBlock: Sendable {
     public var requiresNetwork: [String]
     /// Export-relative file the page's content came from, for messages about it.
     public var contentFile: String
+    /// What the page needs from the shared runtime archive.
+    public var runtime: Set<RuntimeLibrary> = []
 }
 
 public enum RenderResult: Sendable {
@@ -21,7 +23,7 @@ public enum RenderResult: Sendable {
 /// Renders each leaf block to a standalone HTML page with the page templates.
 public struct BlockRenderer: Sendable {
     /// Bumped whenever rendering changes what a page contains, so every block counts as changed.
-    public static let version = "2"
+    public static let version = "3"
 
     static let onlineOnlyReasons: [String: String] = [
         "discussion": "discussions need the network",
@@ -49,22 +51,31 @@ public struct BlockRenderer: Sendable {
     /// Identifies everything that shapes a page besides the course itself.
     public var fingerprint: String { "\(Self.version)/\(templates.fingerprint)" }
 
-    public func render(_ block: Block, in course: Course, export: ExportDirectory) throws(RenderError) -> RenderResult {
+    /// Renders `block`. `unitHead` holds the `<style>`, `<link>` and `<script>` elements of its
+    /// unit's style-only components, which in the LMS apply to every component of the unit.
+    public func render(_ block: Block, in course: Course, export: ExportDirectory, unitHead: [UInt8] = []) throws(RenderError) -> RenderResult {
         switch block.type {
         case "html":
             let (content, file) = try htmlContent(of: block, export: export)
             let processed = NetworkContent.process(content)
-            return .rendered(page(for: block, in: course, content: processed.html, contentFile: file, requiresNetwork: processed.requiresNetwork))
+            var rendered = page(for: block, in: course, content: processed.html, unitHead: unitHead, contentFile: file, requiresNetwork: processed.requiresNetwork)
+            rendered.runtime = RuntimeLibrary.needed(by: unitHead + processed.html, scripted: true)
+            return .rendered(rendered)
         case "problem":
             switch ProblemRenderer(block: block).render() {
-            case .html(let html): return .rendered(page(for: block, in: course, content: Array(html.utf8), contentFile: block.file))
+            case .html(let html):
+                var rendered = page(for: block, in: course, content: Array(html.utf8), unitHead: unitHead, contentFile: block.file)
+                // The form's own script needs nothing; the unit's scripts may need jQuery.
+                rendered.runtime = RuntimeLibrary.needed(by: unitHead, scripted: true).union(RuntimeLibrary.needed(by: Array(html.utf8), scripted: false))
+                return .rendered(rendered)
             case .onlineOnly(let reason): return .onlineOnly(reason: reason)
             }
         case "video":
             switch VideoRenderer(block: block, course: course, export: export).render() {
             case .page(let output):
-                var rendered = page(for: block, in: course, content: Array(output.html.utf8), contentFile: block.file, requiresNetwork: output.requiresNetwork)
+                var rendered = page(for: block, in: course, content: Array(output.html.utf8), unitHead: unitHead, contentFile: block.file, requiresNetwork: output.requiresNetwork)
                 rendered.files.merge(output.files) { first, _ in first }
+                rendered.runtime = RuntimeLibrary.needed(by: unitHead, scripted: true)
                 return .rendered(rendered)
             case .onlineOnly(let reason): return .onlineOnly(reason: reason)
             }
@@ -73,7 +84,27 @@ public struct BlockRenderer: Sendable {
         }
     }
 
-    func page(for block: Block, in course: Course, content: [UInt8], contentFile: String, requiresNetwork: [String] = []) -> RenderedBlock {
+    /// Whether the block gets an archive, decided before the build so links to blocks without one
+    /// can point online instead of at a folder that will not exist. Problems and videos are
+    /// rendered to know; other types are decided by their type.
+    public func hasPage(_ block: Block, in course: Course, export: ExportDirectory) -> Bool {
+        switch block.type {
+        case "html": return true
+        case "problem", "video":
+            guard case .rendered = try? render(block, in: course, export: export) else { return false }
+            return true
+        default: return false
+        }
+    }
+
+    /// The head elements of an html block that holds nothing but `<style>`, `<link>` and
+    /// `<script>` elements (and comments): nil for any block with content a learner sees.
+    public func styleOnlyElements(of block: Block, export: ExportDirectory) -> [UInt8]? {
+        guard block.type == "html", let (content, _) = try? htmlContent(of: block, export: export) else { return nil }
+        return StyleOnlyContent.elements(content)
+    }
+
+    func page(for block: Block, in course: Course, content: [UInt8], unitHead: [UInt8] = [], contentFile: String, requiresNetwork: [String] = []) -> RenderedBlock {
         let language = course.language.isEmpty ? "en" : course.language
         let fields = [
             "title": block.displayName ?? block.type,
@@ -83,7 +114,7 @@ public struct BlockRenderer: Sendable {
             "generator": generator,
         ]
         return RenderedBlock(
-            page: templates.page(fields, content: content),
+            page: PageTemplates.insertIntoHead(unitHead, page: templates.page(fields, content: content)),
             files: [PageTemplates.stylesheetName: Array(templates.stylesheet.utf8)],
             requiresNetwork: requiresNetwork,
             contentFile: contentFile)

@@ -12,7 +12,15 @@ img, video, iframe, object { max-width: 100%; height: auto; }
 table { border-collapse: collapse; max-width: 100%; overflow-x: auto; display: block; }
 pre, code { white-space: pre-wrap; word-break: break-word; }
 .coursepack-online-only { border: 1px dashed #888; padding: .75rem; border-radius: .25rem; }
-@media (prefers-color-scheme: dark) { body { color: #f5f5f7; background: #111; } a { color: #6cf; } }
+/* Course content is written for a white page (dark text, transparent images): keep it light even
+   when the device is in dark mode, as the LMS does. */
+:root { color-scheme: light; }
+.coursepack-response { border: 1px solid #ccc; border-radius: .25rem; margin: 0 0 1rem; padding: .75rem 1rem; }
+/* One choice per line, box and text together, so a long statement never wraps into the next box. */
+.coursepack-choice { display: flex; align-items: flex-start; gap: .5rem; margin: .35rem 0; }
+.coursepack-choice input { flex: none; margin-top: .3rem; }
+.coursepack-response select, .coursepack-response input[type=text] { font: inherit; padding: .25rem .4rem; max-width: 100%; }
+.coursepack-online-note:not(:target) { display: none; }
 """#,
         "page.mustache": #"""
 <!DOCTYPE html>

@@ -22,7 +22,6 @@ enum NetworkContent {
         for script in HTMLScanner.elements(named: "script", in: html) {
             if let src = script.attributes["src"]?.trimmingWhitespace(), isExternal(src) { needs.append(src) }
         }
-        if usesMathJax(html) { needs.append("mathjax") }
 
         var out: [UInt8] = []
         var position = 0
@@ -42,10 +41,10 @@ enum NetworkContent {
     }
 
     /// TeX delimiters Open edX pages use for MathJax.
-    static let mathJaxMarkers = ["\\(", "\\[", "[mathjax", "math/tex", "$$"].map { Array($0.utf8) }
+    static let mathMarkers = ["\\(", "\\[", "[mathjax", "math/tex", "$$"].map { Array($0.utf8) }
 
-    static func usesMathJax(_ html: [UInt8]) -> Bool {
-        mathJaxMarkers.contains { contains(html, $0) }
+    static func usesMath(_ html: [UInt8]) -> Bool {
+        mathMarkers.contains { contains(html, $0) }
     }
 
     /// Plain byte search; the generic `firstRange(of:)` allocates per position and was the

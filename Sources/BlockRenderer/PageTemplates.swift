@@ -70,4 +70,33 @@ public struct PageTemplates: Sendable {
         guard let start = rendered.indices.first(where: { rendered[$0...].starts(with: needle) }) else { return rendered + content }
         return Array(rendered[..<start]) + content + Array(rendered[(start + needle.count)...])
     }
+
+    /// Inserts elements at the end of the page's `<head>` (at its start when the page has no head).
+    public static func insertIntoHead(_ elements: [UInt8], page: [UInt8]) -> [UInt8] {
+        guard !elements.isEmpty else { return page }
+        let at = ByteSearch.firstCaseInsensitive(page, "</head", from: 0) ?? 0
+        return Array(page[..<at]) + elements + Array(page[at...])
+    }
+
+    /// Inserts elements before the page's first script, or at the end of its head: where a library
+    /// must be for every course script to find it.
+    public static func insertBeforeScripts(_ elements: [UInt8], page: [UInt8]) -> [UInt8] {
+        guard !elements.isEmpty else { return page }
+        let head = ByteSearch.firstCaseInsensitive(page, "</head", from: 0)
+        let script = ByteSearch.firstCaseInsensitive(page, "<script", from: 0)
+        let at = [head, script].compactMap { $0 }.min() ?? 0
+        return Array(page[..<at]) + elements + Array(page[at...])
+    }
+
+    /// Inserts elements just before the page's last `</body>` (at its end when it has none).
+    public static func insertBeforeBodyEnd(_ elements: [UInt8], page: [UInt8]) -> [UInt8] {
+        var at: Int?
+        var from = 0
+        while let found = ByteSearch.firstCaseInsensitive(page, "</body", from: from) {
+            at = found
+            from = found + 1
+        }
+        guard let at else { return page + elements }
+        return Array(page[..<at]) + elements + Array(page[at...])
+    }
 }

@@ -1,4 +1,5 @@
 import CourseExport
+import Foundation
 
 /// Renders a CAPA problem as an accessible form a learner fills in offline. The answers stay
 /// in the page (localStorage) for an online step to submit. Nothing that reveals an answer is
@@ -45,8 +46,11 @@ struct ProblemRenderer {
 
     func render() -> Outcome {
         if let reason = unsupportedReason(block.definition) { return .onlineOnly(reason) }
+        if usesScriptVariables(block.definition) {
+            return .onlineOnly("the problem shows values its Python script computes on the server")
+        }
         var counter = 0
-        let body = renderNodes(block.definition.children, counter: &counter)
+        let body = Self.mathDelimiters(renderNodes(block.definition.children, counter: &counter))
         guard counter > 0 else { return .onlineOnly("this problem has no question coursepack can show offline") }
         let key = HTMLText.escape("coursepack:" + block.usageID)
         return .html("""
@@ -65,7 +69,7 @@ struct ProblemRenderer {
                 if (input.type === "radio" || input.type === "checkbox") { input.checked = saved[input.name].indexOf(input.value) >= 0; }
                 else { input.value = saved[input.name][0]; }
               });
-              form.addEventListener("change", function () {
+              function save() {
                 var answers = {};
                 Array.prototype.forEach.call(form.elements, function (input) {
                   if (!input.name) return;
@@ -73,10 +77,62 @@ struct ProblemRenderer {
                   if ((input.type !== "radio" && input.type !== "checkbox") || input.checked) answers[input.name].push(input.value);
                 });
                 try { localStorage.setItem(key, JSON.stringify(answers)); } catch (e) {}
-              });
+              }
+              // Typed answers are kept as they are typed, not only when the field loses focus.
+              form.addEventListener("input", save);
+              form.addEventListener("change", save);
             })();
             </script>
             """)
+    }
+
+    /// CAPA writes `[mathjax]…[/mathjax]` and `[mathjaxinline]…[/mathjaxinline]` for display and
+    /// inline math; the page's math renderer reads the standard TeX delimiters.
+    static func mathDelimiters(_ html: String) -> String {
+        guard html.contains("[mathjax") else { return html }
+        return html.replacingOccurrences(of: "[mathjaxinline]", with: "\\(").replacingOccurrences(of: "[/mathjaxinline]", with: "\\)")
+            .replacingOccurrences(of: "[mathjax]", with: "\\[").replacingOccurrences(of: "[/mathjax]", with: "\\]")
+    }
+
+    /// A problem whose text names variables of its `loncapa/python` script (`$x`, `$answer`) shows
+    /// those names raw without the server, and often cannot be answered from them.
+    private func usesScriptVariables(_ problem: XMLElement) -> Bool {
+        var names = Set<String>()
+        var text = ""
+        func walk(_ element: XMLElement) {
+            if element.name == "script" {
+                let type = (element.attribute("type") ?? "").lowercased()
+                if type.contains("python") {
+                    names.formUnion(Self.assignedNames(in: element.children.map { if case .text(let t) = $0 { t } else { "" } }.joined()))
+                }
+                return
+            }
+            for attribute in element.attributes { text += " " + attribute.value }
+            for child in element.children {
+                switch child {
+                case .text(let t): text += t
+                case .element(let e): walk(e)
+                }
+            }
+        }
+        walk(problem)
+        guard !names.isEmpty, text.contains("$") else { return false }
+        return names.contains { text.contains("$" + $0) }
+    }
+
+    /// Names a Python script assigns at the start of a line (`x = …`, `a, b = …`).
+    static func assignedNames(in script: String) -> Set<String> {
+        var names = Set<String>()
+        for line in script.split(whereSeparator: \.isNewline) {
+            guard let equals = line.firstIndex(of: "="), !line[line.index(after: equals)...].hasPrefix("=") else { continue }
+            for part in line[..<equals].split(separator: ",") {
+                let name = part.trimmingCharacters(in: .whitespaces)
+                if let first = name.first, first.isLetter || first == "_", name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) {
+                    names.insert(name)
+                }
+            }
+        }
+        return names
     }
 
     private func unsupportedReason(_ element: XMLElement) -> String? {

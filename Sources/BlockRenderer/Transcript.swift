@@ -1,7 +1,8 @@
 import Foundation
+import LinkRewriter
 
-/// A timed transcript read from SubRip (`.srt`) or edX's `.sjson`, written out as WebVTT and
-/// as readable text.
+/// A timed transcript read from SubRip (`.srt`) or edX's `.sjson`: captions for a local video
+/// and readable text beside it.
 struct Transcript: Equatable {
     struct Cue: Equatable {
         var start: Int  // milliseconds
@@ -23,7 +24,7 @@ struct Transcript: Equatable {
             let parts = lines[timing].components(separatedBy: "-->")
             guard parts.count == 2, let start = milliseconds(parts[0]), let end = milliseconds(parts[1]) else { continue }
             let body = lines[(timing + 1)...].joined(separator: "\n")
-            cues.append(Cue(start: start, end: end, text: body))
+            cues.append(Cue(start: start, end: end, text: plainText(body)))
         }
         return cues.isEmpty ? nil : Transcript(cues: cues)
     }
@@ -33,8 +34,14 @@ struct Transcript: Equatable {
         guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
             let starts = object["start"] as? [NSNumber], let ends = object["end"] as? [NSNumber], let texts = object["text"] as? [String]
         else { return nil }
-        let cues = zip(zip(starts, ends), texts).map { Cue(start: $0.0.intValue, end: $0.1.intValue, text: $1) }
+        let cues = zip(zip(starts, ends), texts).map { Cue(start: $0.0.intValue, end: $0.1.intValue, text: plainText($1)) }
         return cues.isEmpty ? nil : Transcript(cues: cues)
+    }
+
+    /// Caption text as a learner reads it. Transcripts exported from Studio carry HTML character
+    /// references (`we&#39;re`); they are decoded once here, so the page escapes the text once.
+    static func plainText(_ text: String) -> String {
+        text.contains("&") ? CharacterReferences.decode(Array(text.utf8)[...]) : text
     }
 
     /// `00:01:02,500` or `00:01:02.500` or `01:02.5`.
@@ -53,9 +60,5 @@ struct Transcript: Equatable {
     static func timestamp(_ ms: Int, separator: String = ".") -> String {
         let h = ms / 3_600_000, m = ms / 60_000 % 60, s = ms / 1000 % 60, f = ms % 1000
         return String(format: "%02d:%02d:%02d%@%03d", h, m, s, separator, f)
-    }
-
-    var webVTT: String {
-        "WEBVTT\n\n" + cues.map { "\(Self.timestamp($0.start)) --> \(Self.timestamp($0.end))\n\($0.text.replacingOccurrences(of: "-->", with: "->"))\n" }.joined(separator: "\n")
     }
 }

@@ -1,5 +1,6 @@
 import CourseExport
 import Foundation
+import LinkRewriter
 
 /// Renders a video block: a local file plays in `<video>` with WebVTT tracks; a YouTube or
 /// externally hosted video keeps its transcripts as readable text and a link to watch online.
@@ -23,20 +24,19 @@ struct VideoRenderer {
 
     func render() -> Outcome {
         let sources = self.sources()
-        let local = sources.first { isLocal($0) }
-        let external = sources.filter { !isLocal($0) }
-        var requiresNetwork = external
-        if let id = youtubeID() { requiresNetwork.insert("https://www.youtube.com/watch?v=\(id)", at: 0) }
+        let local = sources.first { isLocal($0) } ?? sources.lazy.compactMap { localCopy(of: $0) }.first
+        let external = sources.filter { !isLocal($0) } + encodedVideoURLs()
+        var requiresNetwork: [String] = []
+        if let id = youtubeID() { requiresNetwork.append("https://www.youtube.com/watch?v=\(id)") }
+        var seen = Set(requiresNetwork)
+        requiresNetwork += external.filter { seen.insert($0).inserted }
 
-        var files: [String: [UInt8]] = [:]
-        var tracks: [(language: String, file: String, transcript: Transcript)] = []
+        var tracks: [(language: String, transcript: Transcript)] = []
         for (language, name) in transcriptFiles() {
             guard let path = course.staticFiles.resolve(name), let bytes = try? export.read("static/" + path) else { continue }
             let transcript = name.lowercased().hasSuffix(".sjson") ? Transcript.parseSJSON(bytes) : Transcript.parseSRT(bytes)
             guard let transcript else { continue }
-            let file = "transcripts/\(Self.safeLanguage(language)).vtt"
-            files[file] = Array(transcript.webVTT.utf8)
-            tracks.append((language, file, transcript))
+            tracks.append((language, transcript))
         }
         guard local != nil || !tracks.isEmpty else {
             return .onlineOnly("the video has no local file and no transcript to show offline")
@@ -44,11 +44,8 @@ struct VideoRenderer {
 
         var html = ""
         if let local {
-            html += "<video class=\"coursepack-video\" controls preload=\"metadata\" playsinline src=\"\(HTMLText.escape(local))\">\n"
-            for (index, track) in tracks.enumerated() {
-                html += "<track kind=\"subtitles\" srclang=\"\(HTMLText.escape(track.language))\" label=\"\(HTMLText.escape(Locale(identifier: "en").localizedString(forLanguageCode: track.language) ?? track.language))\" src=\"\(track.file)\"\(index == 0 ? " default" : "")>\n"
-            }
-            html += "</video>\n"
+            html += "<video id=\"coursepack-video\" class=\"coursepack-video\" controls preload=\"metadata\" playsinline src=\"\(HTMLText.escape(local))\"></video>\n"
+            if !tracks.isEmpty { html += captionScript(tracks) }
         } else if let watch = requiresNetwork.first {
             html += "<p class=\"coursepack-online-only\">This video plays online: <a href=\"\(HTMLText.escape(watch))\" target=\"_blank\" rel=\"noopener\">watch it</a>. Its transcript is below.</p>\n"
         }
@@ -61,7 +58,7 @@ struct VideoRenderer {
                 let time = Transcript.timestamp(cue.start).prefix(8)
                 let seconds = cue.start / 1000
                 let stamp = local != nil
-                    ? "<a href=\"#t=\(seconds)\" data-seek=\"\(seconds)\">\(time)</a>"
+                    ? "<a href=\"#coursepack-video\" data-seek=\"\(seconds)\">\(time)</a>"
                     : youtubeID().map { "<a href=\"https://www.youtube.com/watch?v=\(HTMLText.escape($0))&amp;t=\(seconds)s\" target=\"_blank\" rel=\"noopener\">\(time)</a>" } ?? String(time)
                 html += "<li>\(stamp) \(HTMLText.escape(cue.text).replacingOccurrences(of: "\n", with: "<br>"))</li>\n"
             }
@@ -82,7 +79,58 @@ struct VideoRenderer {
 
                 """
         }
-        return .page(Output(html: html, files: files, requiresNetwork: requiresNetwork))
+        return .page(Output(html: html, files: [:], requiresNetwork: local == nil ? requiresNetwork : []))
+    }
+
+    /// Captions travel inside the page and are added through the TextTrack API: a `<track>` file
+    /// is refused from `file://` pages (Chromium treats it as a cross-origin load) and by some
+    /// mobile web views, so a local video would play without them.
+    func captionScript(_ tracks: [(language: String, transcript: Transcript)]) -> String {
+        let english = Locale(identifier: "en")
+        let data = tracks.map { track in
+            [
+                "language": track.language,
+                "label": english.localizedString(forLanguageCode: track.language) ?? track.language,
+                "cues": track.transcript.cues.map { [$0.start, $0.end, $0.text] as [Any] },
+            ] as [String: Any]
+        }
+        let json = (try? JSONSerialization.data(withJSONObject: data, options: [.sortedKeys])).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
+        // "</" would end the script element early.
+        let embedded = json.replacingOccurrences(of: "</", with: "<\\/")
+        return """
+            <script type="application/json" id="coursepack-captions">\(embedded)</script>
+            <script>
+            (function () {
+              var video = document.querySelector("video.coursepack-video");
+              var data = JSON.parse(document.getElementById("coursepack-captions").textContent);
+              if (!video || !video.addTextTrack || typeof VTTCue === "undefined") return;
+              data.forEach(function (captions, index) {
+                var track = video.addTextTrack("subtitles", captions.label, captions.language);
+                captions.cues.forEach(function (cue) { track.addCue(new VTTCue(cue[0] / 1000, cue[1] / 1000, cue[2])); });
+                track.mode = index === 0 ? "showing" : "hidden";
+              });
+            })();
+            </script>
+
+            """
+    }
+
+    /// The course's own copy of an externally hosted video, when `static/` holds a file of the
+    /// same name (exports often keep the upload next to the CDN link).
+    func localCopy(of source: String) -> String? {
+        guard !isLocal(source), let name = source.split(separator: "?").first?.split(separator: "/").last.map(String.init),
+            Self.videoExtensions.contains(name.split(separator: ".").last.map { $0.lowercased() } ?? ""),
+            let path = course.staticFiles.resolve(PercentEncoding.decode(name))
+        else { return nil }
+        return "/static/" + path
+    }
+
+    /// URLs of the encoded renditions an `edx_video_id` video lists in its `<video_asset>`.
+    func encodedVideoURLs() -> [String] {
+        block.definition.childElements.filter { $0.name == "video_asset" }
+            .flatMap { $0.childElements.filter { $0.name == "encoded_video" } }
+            .compactMap { $0.attribute("url") }
+            .filter { $0.hasPrefix("http://") || $0.hasPrefix("https://") }
     }
 
     /// `html5_sources` (a JSON list) and `<source src>` children, in that order, without repeats.
@@ -128,10 +176,5 @@ struct VideoRenderer {
             result["en"] = "subs_\(sub).srt.sjson"
         }
         return result.sorted { $0.key < $1.key }
-    }
-
-    static func safeLanguage(_ code: String) -> String {
-        let safe = String(code.unicodeScalars.filter { ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "-" || $0 == "_" })
-        return safe.isEmpty ? "und" : safe
     }
 }

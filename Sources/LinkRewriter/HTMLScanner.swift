@@ -28,7 +28,7 @@ public enum HTMLScanner {
             let tag = scanTag(bytes, from: i)
             if !tag.closing {
                 for (attribute, value) in tag.attributes {
-                    found += attributeReferences(bytes, attribute: attribute, value: value)
+                    found += attributeReferences(bytes, attribute: attribute, value: value, element: tag.name)
                 }
             }
             i = tag.end
@@ -94,21 +94,21 @@ public enum HTMLScanner {
         return Tag(name: name, closing: closing, end: n, attributes: attributes)
     }
 
-    static func attributeReferences(_ bytes: [UInt8], attribute: String, value: Range<Int>) -> [Reference] {
+    static func attributeReferences(_ bytes: [UInt8], attribute: String, value: Range<Int>, element: String = "") -> [Reference] {
         if urlAttributes.contains(attribute) {
             let trimmed = bytes.trimmed(value)
             guard !trimmed.isEmpty else { return [] }
-            return [Reference(range: trimmed, url: CharacterReferences.decode(bytes[trimmed]), context: .attribute(attribute))]
+            return [Reference(range: trimmed, url: CharacterReferences.decode(bytes[trimmed]), context: .attribute(attribute), element: element)]
         }
         switch attribute {
-        case "srcset", "imagesrcset": return srcsetReferences(bytes, value: value, attribute: attribute)
+        case "srcset", "imagesrcset": return srcsetReferences(bytes, value: value, attribute: attribute, element: element)
         case "style": return CSSScanner.references(in: bytes, range: value)
         default: return EmbeddedScanner.references(in: bytes, range: value)
         }
     }
 
     /// Every candidate of `srcset="a.png 1x, b.png 2x"`.
-    static func srcsetReferences(_ bytes: [UInt8], value: Range<Int>, attribute: String) -> [Reference] {
+    static func srcsetReferences(_ bytes: [UInt8], value: Range<Int>, attribute: String, element: String) -> [Reference] {
         var found: [Reference] = []
         var i = value.lowerBound
         while i < value.upperBound {
@@ -119,7 +119,7 @@ public enum HTMLScanner {
             // A URL directly followed by "," has no descriptor; the comma is not part of it.
             while end > start, bytes[end - 1] == UInt8(ascii: ",") { end -= 1 }
             if end > start {
-                found.append(Reference(range: start..<end, url: CharacterReferences.decode(bytes[start..<end]), context: .attribute(attribute)))
+                found.append(Reference(range: start..<end, url: CharacterReferences.decode(bytes[start..<end]), context: .attribute(attribute), element: element))
             }
             if end < i { continue }
             while i < value.upperBound, bytes[i] != UInt8(ascii: ",") { i += 1 }

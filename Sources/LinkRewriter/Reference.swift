@@ -14,4 +14,35 @@ public struct Reference: Sendable, Equatable {
     /// The URL with HTML character references decoded (what a browser would request).
     public let url: String
     public let context: Context
+    /// The lowercased name of the element whose attribute holds the URL; empty outside attributes.
+    public let element: String
+
+    public init(range: Range<Int>, url: String, context: Context, element: String = "") {
+        self.range = range
+        self.url = url
+        self.context = context
+        self.element = element
+    }
+
+    /// Whether a browser fetches this URL while showing the page (an image, a script, a frame, a
+    /// stylesheet, a font), as opposed to a link the learner may follow.
+    public var loadsResource: Bool {
+        switch context {
+        case .css: return true
+        case .embedded: return false
+        case .attribute(let attribute):
+            switch attribute {
+            case "src": return Self.elementsLoadingSource.contains(element)
+            case "href": return element == "link"
+            case "xlink:href": return element == "image" || element == "use"
+            case "data", "codebase", "archive": return element == "object" || element == "applet"
+            case "poster", "background", "srcset", "imagesrcset", "lowsrc", "dynsrc": return true
+            default: return false
+            }
+        }
+    }
+
+    static let elementsLoadingSource: Set<String> = [
+        "img", "script", "iframe", "frame", "audio", "video", "source", "track", "embed", "input", "image",
+    ]
 }

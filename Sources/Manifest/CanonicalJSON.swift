@@ -23,6 +23,19 @@ enum CanonicalJSON {
         out.string(manifest.generator)
         out.key("published_at", in: &object)
         out.string(manifest.publishedAt)
+        if let runtime = manifest.runtime {
+            out.key("runtime", in: &object)
+            var inner = out.beginObject(level: 1)
+            out.key("archive", in: &inner)
+            out.string(runtime.archive)
+            out.key("content_hash", in: &inner)
+            out.string(runtime.contentHash)
+            out.key("sha256", in: &inner)
+            out.string(runtime.sha256)
+            out.key("size", in: &inner)
+            out.unsigned(runtime.size)
+            out.endObject(inner)
+        }
         out.key("schema_version", in: &object)
         out.integer(Int64(manifest.schemaVersion))
         out.endObject(object)
@@ -53,6 +66,7 @@ enum CanonicalJSON {
         out.strings(block.parents, level: level + 1)
         if let reason = block.reason { out.key("reason", in: &object); out.string(reason) }
         if let requiresNetwork = block.requiresNetwork { out.key("requires_network", in: &object); out.strings(requiresNetwork, level: level + 1) }
+        if let runtime = block.runtime { out.key("runtime", in: &object); out.string(runtime) }
         if let sha256 = block.sha256 { out.key("sha256", in: &object); out.string(sha256) }
         if let size = block.size { out.key("size", in: &object); out.unsigned(size) }
         out.key("type", in: &object)

@@ -3,7 +3,7 @@ import Foundation
 /// `manifest.json`: the contract between a publish and its clients. Field names and meanings
 /// are documented in README.md and `schema/manifest.schema.json`.
 public struct CourseManifest: Codable, Sendable, Equatable {
-    public static let currentSchemaVersion = 1
+    public static let currentSchemaVersion = 2
 
     public var schemaVersion: Int
     public var courseID: String
@@ -11,13 +11,17 @@ public struct CourseManifest: Codable, Sendable, Equatable {
     public var generator: String
     /// Every published leaf block, in course order.
     public var blocks: [BlockEntry]
+    /// The shared page runtime (jQuery, math rendering) the blocks that name it load; a client
+    /// installs it once, beside the block folders. Absent when no page needs it.
+    public var runtime: RuntimeArchive?
 
-    public init(courseID: String, publishedAt: String, generator: String, blocks: [BlockEntry]) {
+    public init(courseID: String, publishedAt: String, generator: String, blocks: [BlockEntry], runtime: RuntimeArchive? = nil) {
         self.schemaVersion = Self.currentSchemaVersion
         self.courseID = courseID
         self.publishedAt = publishedAt
         self.generator = generator
         self.blocks = blocks
+        self.runtime = runtime
     }
 
     enum CodingKeys: String, CodingKey {
@@ -26,6 +30,30 @@ public struct CourseManifest: Codable, Sendable, Equatable {
         case publishedAt = "published_at"
         case generator
         case blocks
+        case runtime
+    }
+}
+
+/// The runtime archive: `runtime/<first 16 hex digits of its content hash>.zip`, unpacked by a
+/// client into `runtime/<hash>/` so pages reach it as `../../runtime/<hash>/…`.
+public struct RuntimeArchive: Codable, Sendable, Equatable {
+    public var archive: String
+    public var size: UInt64
+    /// SHA-256 of the archive file, hex.
+    public var sha256: String
+    /// SHA-256 of the files it holds (names and bytes), hex; the archive name is its first 16 digits.
+    public var contentHash: String
+
+    public init(archive: String, size: UInt64, sha256: String, contentHash: String) {
+        self.archive = archive
+        self.size = size
+        self.sha256 = sha256
+        self.contentHash = contentHash
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case archive, size, sha256
+        case contentHash = "content_hash"
     }
 }
 
@@ -50,11 +78,14 @@ public struct BlockEntry: Codable, Sendable, Equatable {
     public var reason: String?
     /// What in the bundle still needs the network (external videos, embeds), when anything does.
     public var requiresNetwork: [String]?
+    /// The runtime archive (`CourseManifest.runtime.archive`) the page loads scripts from.
+    public var runtime: String?
 
     public init(
         usageID: String, type: String, displayName: String?, parents: [String],
         archive: String? = nil, size: UInt64? = nil, sha256: String? = nil, contentHash: String? = nil,
-        lastModified: String? = nil, offline: Bool? = nil, reason: String? = nil, requiresNetwork: [String]? = nil
+        lastModified: String? = nil, offline: Bool? = nil, reason: String? = nil, requiresNetwork: [String]? = nil,
+        runtime: String? = nil
     ) {
         self.usageID = usageID
         self.type = type
@@ -68,6 +99,7 @@ public struct BlockEntry: Codable, Sendable, Equatable {
         self.offline = offline
         self.reason = reason
         self.requiresNetwork = requiresNetwork
+        self.runtime = runtime
         if let archive, let size, let lastModified {
             offlineDownload = OfflineDownload(fileURL: archive, lastModified: lastModified, fileSize: size)
         }
@@ -89,6 +121,7 @@ public struct BlockEntry: Codable, Sendable, Equatable {
         case offline
         case reason
         case requiresNetwork = "requires_network"
+        case runtime
     }
 }
 

@@ -24,7 +24,9 @@ final class AssetStore: Sendable {
     let writer: ZipWriter
     private let hashes = Mutex<[String: String]>([:])
     private let prepared = Mutex<[String: PreparedEntry]>([:])
-    private let stylesheets = Mutex<[String: Stylesheet]>([:])
+    private let stylesheets = Mutex<[String: RewrittenFile]>([:])
+    private let pages = Mutex<[String: RewrittenFile]>([:])
+    private let scripts = Mutex<[String: [String]]>([:])
     private let previousHashes: HashCache
     private let stamps = Mutex<[String: HashCache.Record]>([:])
     private let preparedBytes = Mutex(0)
@@ -41,14 +43,40 @@ final class AssetStore: Sendable {
         HashCache(writtenAt: 0, records: stamps.withLock { $0 })
     }
 
-    /// A bundled stylesheet with its references rewritten relative to where it lands.
-    struct Stylesheet: Sendable {
+    /// A bundled stylesheet or course page with its references rewritten relative to where it lands.
+    struct RewrittenFile: Sendable {
         let bytes: [UInt8]
         let dependencies: [String]
         let unresolved: [String]
+        /// Other sites it loads from (fonts, images, scripts, frames).
+        var network: [String] = []
     }
 
     static func isStylesheet(_ path: String) -> Bool { path.lowercased().hasSuffix(".css") }
+
+    /// A course page another page frames or links to (a simulation, a tool): bundled with what it
+    /// references in turn.
+    static func isPage(_ path: String) -> Bool {
+        let lower = path.lowercased()
+        return lower.hasSuffix(".html") || lower.hasSuffix(".htm") || lower.hasSuffix(".xhtml")
+    }
+
+    static func isScript(_ path: String) -> Bool {
+        let lower = path.lowercased()
+        return lower.hasSuffix(".js") || lower.hasSuffix(".mjs")
+    }
+
+    /// What a bundled script needs the network for: the sites it names, which it may fetch from
+    /// when it runs, and `lms:static/<path>` when it only runs inside the LMS's own page (it reads
+    /// the course id from the LMS URL or uses the LMS's event logger), so offline it stops.
+    func scriptNeeds(_ staticPath: String) throws -> [String] {
+        if let known = scripts.withLock({ $0[staticPath] }) { return known }
+        let text = try export.read("static/" + staticPath)
+        var needs = ExternalResource.origins(inScript: text)
+        if ExternalResource.needsLMSPage(script: text) { needs.insert("lms:static/" + staticPath, at: 0) }
+        scripts.withLock { $0[staticPath] = needs }
+        return needs
+    }
 
     func filePath(_ staticPath: String) throws -> String {
         try export.regularFile("static/" + staticPath)
@@ -60,6 +88,8 @@ final class AssetStore: Sendable {
         let digest: String
         if Self.isStylesheet(staticPath) {
             digest = Digest.hex(SHA256.hash(data: try stylesheet(staticPath).bytes))
+        } else if Self.isPage(staticPath) {
+            digest = Digest.hex(SHA256.hash(data: try page(staticPath).bytes))
         } else {
             let path = try filePath(staticPath)
             let stamp = FileStamp.of(path)
@@ -83,6 +113,8 @@ final class AssetStore: Sendable {
         let bytes: [UInt8]
         if Self.isStylesheet(staticPath) {
             bytes = try stylesheet(staticPath).bytes
+        } else if Self.isPage(staticPath) {
+            bytes = try page(staticPath).bytes
         } else {
             let path = try filePath(staticPath)
             let limit = CompressionPolicy.isPrecompressed(staticPath) ? Self.preparedMediaLimit : Self.preparedLimit
@@ -109,13 +141,18 @@ final class AssetStore: Sendable {
         }
     }
 
-    func stylesheet(_ staticPath: String) throws -> Stylesheet {
+    func stylesheet(_ staticPath: String) throws -> RewrittenFile {
         if let known = stylesheets.withLock({ $0[staticPath] }) { return known }
         let original = try export.read("static/" + staticPath)
         let folder = staticPath.split(separator: "/").dropLast().joined(separator: "/")
         var dependencies: [String] = []
         var unresolved: [String] = []
+        var network: [String] = []
         let rewritten = LinkRewriter.rewrite(original, references: LinkRewriter.references(in: original, as: .css)) { reference in
+            if let external = ExternalResource.of(reference) {
+                network.append(external.url)
+                return external.resolution
+            }
             let target = LinkTarget.classify(reference.url)
             let found: String?
             switch target {
@@ -140,9 +177,62 @@ final class AssetStore: Sendable {
             return .replace(RelativePath.link(to: found, from: folder) + suffix)
         }
         // A stylesheet names the same image in many rules; each file is bundled once.
-        let sheet = Stylesheet(bytes: rewritten, dependencies: Array(Set(dependencies)).sorted(), unresolved: Array(Set(unresolved)).sorted())
+        let sheet = RewrittenFile(
+            bytes: rewritten, dependencies: Array(Set(dependencies)).sorted(), unresolved: Array(Set(unresolved)).sorted(),
+            network: Self.unique(network))
         stylesheets.withLock { $0[staticPath] = sheet }
         return sheet
+    }
+
+    /// A course page bundled because a page frames or links to it, with its links rewritten
+    /// relative to where it lands under `static/`, as the LMS would serve it.
+    func page(_ staticPath: String) throws -> RewrittenFile {
+        if let known = pages.withLock({ $0[staticPath] }) { return known }
+        let original = try export.read("static/" + staticPath)
+        let folder = staticPath.split(separator: "/").dropLast().joined(separator: "/")
+        var dependencies: [String] = []
+        var unresolved: [String] = []
+        var network: [String] = []
+        let rewritten = LinkRewriter.rewrite(original, references: LinkRewriter.references(in: original, as: .html)) { reference in
+            if let external = ExternalResource.of(reference) {
+                if reference.loadsResource { network.append(external.url) }
+                return external.resolution
+            }
+            let escaped: (String) -> String = { text in
+                guard case .attribute = reference.context else { return text }
+                return text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "\"", with: "&quot;")
+            }
+            switch LinkTarget.classify(reference.url) {
+            case .asset(let name, let suffix):
+                guard let found = course.staticFiles.resolve(name) else {
+                    unresolved.append(reference.url)
+                    return .keep
+                }
+                dependencies.append(found)
+                return .replace(RelativePath.link(to: found, from: folder) + escaped(suffix))
+            case .relative(let path, _):
+                guard case .attribute = reference.context else { return .keep }
+                if let relative = RelativePath.resolve(path, from: folder), course.staticFiles.paths.contains(relative) {
+                    dependencies.append(relative)
+                } else {
+                    unresolved.append(reference.url)
+                }
+                return .keep
+            default:
+                return .keep
+            }
+        }
+        network += ExternalResource.origins(inScript: original)
+        let page = RewrittenFile(
+            bytes: rewritten, dependencies: Array(Set(dependencies)).sorted(), unresolved: Array(Set(unresolved)).sorted(),
+            network: Self.unique(network))
+        pages.withLock { $0[staticPath] = page }
+        return page
+    }
+
+    static func unique(_ items: [String]) -> [String] {
+        var seen = Set<String>()
+        return items.filter { seen.insert($0).inserted }
     }
 }
 

@@ -27,6 +27,13 @@ struct BlockPackager: Sendable {
     let previous: [String: BlockEntry]
     /// url_name or usage id → archive folder of the block a jump link lands on.
     let jumpTargets: [String: String]
+    /// url_name or usage id → usage id of a block that has no archive (or a container with no
+    /// block that has one): links to it open the LMS, or say the part is online only.
+    let onlineTargets: [String: String]
+    /// Leaf usage id → the head elements of its unit's style-only components.
+    let unitHeads: [String: [UInt8]]
+    /// The shared runtime archive, when the system has its libraries.
+    let runtime: PageRuntime?
     /// Archive paths the previous manifest names: these are never overwritten in place.
     let publishedArchives: Set<String>
     /// When the previous manifest was written. Every archive it names was in place before
@@ -43,7 +50,7 @@ struct BlockPackager: Sendable {
 
     private func packageOrThrow(_ block: Block) throws -> BlockOutcome {
         let rendered: RenderedBlock
-        switch try renderer.render(block, in: course, export: export) {
+        switch try renderer.render(block, in: course, export: export, unitHead: unitHeads[block.usageID] ?? []) {
         case .onlineOnly(let reason):
             return .onlineOnly(BlockEntry(
                 usageID: block.usageID, type: block.type, displayName: block.displayName,
@@ -55,25 +62,64 @@ struct BlockPackager: Sendable {
         let archive = ArchiveNaming.archivePath(type: block.type, urlName: block.urlName)
         var warnings: [Diagnostic] = []
         var bundled = Set<String>()
-        let page = LinkRewriter.rewrite(rendered.page, references: LinkRewriter.references(in: rendered.page, as: .html)) { reference in
-            let (resolution, file, problem) = resolve(reference, generated: rendered.files)
+        var network = rendered.requiresNetwork
+        var linksOnlineOnly = false
+        var page = LinkRewriter.rewrite(rendered.page, references: LinkRewriter.references(in: rendered.page, as: .html)) { reference in
+            if let external = ExternalResource.of(reference) {
+                if reference.loadsResource { network.append(external.url) }
+                return external.resolution
+            }
+            var (resolution, file, problem) = resolve(reference, generated: rendered.files)
+            // A link the learner follows that cannot be made to work offline says so on the page
+            // instead of opening a missing local file; it is still reported.
+            if problem != nil, resolution == .keep, Self.isNavigation(reference) { resolution = .replace(Self.onlineOnlyAnchor) }
             if let file { bundled.insert(file) }
             if let problem {
                 warnings.append(Diagnostic(block: block.usageID, file: rendered.contentFile, message: problem, reference: reference.url))
             }
+            if case .replace(let link) = resolution, link.hasPrefix(Self.onlineOnlyAnchor) { linksOnlineOnly = true }
             return resolution
         }
+        if linksOnlineOnly { page = Self.withOnlineOnlyNote(page) }
+        var libraries = rendered.runtime
 
-        // Stylesheets pull in what they reference, and so on.
-        var pending = Array(bundled)
-        while let path = pending.popLast() {
-            guard AssetStore.isStylesheet(path) else { continue }
-            let sheet = try assets.stylesheet(path)
-            for reference in sheet.unresolved {
-                warnings.append(Diagnostic(block: block.usageID, file: "static/" + path, message: "unresolved reference in stylesheet", reference: reference))
+        // Stylesheets and framed course pages pull in what they reference, and so on; a chain of
+        // pages is followed only so deep.
+        var pending = bundled.sorted().reversed().map { ($0, 0) }
+        while let (path, depth) = pending.popLast() {
+            let dependencies: [String]
+            if AssetStore.isStylesheet(path) {
+                let sheet = try assets.stylesheet(path)
+                for reference in sheet.unresolved {
+                    warnings.append(Diagnostic(block: block.usageID, file: "static/" + path, message: "unresolved reference in stylesheet", reference: reference))
+                }
+                network += sheet.network
+                dependencies = sheet.dependencies
+            } else if AssetStore.isPage(path), depth < Self.maximumPageDepth {
+                let framed = try assets.page(path)
+                for reference in framed.unresolved {
+                    warnings.append(Diagnostic(block: block.usageID, file: "static/" + path, message: "unresolved reference in a bundled page", reference: reference))
+                }
+                network += framed.network
+                dependencies = framed.dependencies
+            } else if AssetStore.isScript(path) {
+                network += try assets.scriptNeeds(path)
+                continue
+            } else {
+                continue
             }
-            for dependency in sheet.dependencies where bundled.insert(dependency).inserted {
-                pending.append(dependency)
+            for dependency in dependencies where bundled.insert(dependency).inserted {
+                pending.append((dependency, depth + 1))
+            }
+        }
+
+        if !libraries.isEmpty {
+            if let runtime {
+                page = PageTemplates.insertBeforeScripts(runtime.elements(for: libraries), page: page)
+            } else {
+                // Without the runtime packages the page still works online.
+                network += libraries.sorted().map(\.networkName)
+                libraries = []
             }
         }
 
@@ -92,7 +138,10 @@ struct BlockPackager: Sendable {
         hasher.update(data: Array("coursepack-content-v1\n\(renderer.fingerprint)\n".utf8))
         for entry in entries { hasher.update(data: Array("\(entry.name)\n\(entry.hash)\n".utf8)) }
         let contentHash = Digest.hex(hasher.finalize())
-        let requiresNetwork = rendered.requiresNetwork.isEmpty ? nil : rendered.requiresNetwork
+        var listed = Set<String>()
+        let needs = network.filter { listed.insert($0).inserted }
+        let requiresNetwork = needs.isEmpty ? nil : needs
+        let runtimeArchive = libraries.isEmpty ? nil : runtime?.archivePath
 
         let final = options.outputFolder + "/" + archive
         let before = previous[block.usageID]
@@ -104,7 +153,7 @@ struct BlockPackager: Sendable {
             return .reused(BlockEntry(
                 usageID: block.usageID, type: block.type, displayName: block.displayName, parents: block.parents,
                 archive: archive, size: size, sha256: sha, contentHash: contentHash, lastModified: lastModified,
-                requiresNetwork: requiresNetwork), warnings: warnings)
+                requiresNetwork: requiresNetwork, runtime: runtimeArchive), warnings: warnings)
         }
 
         let staged = publishedArchives.contains(archive) ? Staging.stagedPath(of: archive, contentHash: contentHash) : nil
@@ -122,7 +171,7 @@ struct BlockPackager: Sendable {
             usageID: block.usageID, type: block.type, displayName: block.displayName, parents: block.parents,
             archive: archive, size: written.size, sha256: sha256, contentHash: contentHash,
             lastModified: contentLastChanged,
-            requiresNetwork: requiresNetwork), stagedAt: staged, warnings: warnings)
+            requiresNetwork: requiresNetwork, runtime: runtimeArchive), stagedAt: staged, warnings: warnings)
     }
 
     /// What a reference in a page becomes: a bundled file, a link to another block's bundle, an
@@ -137,6 +186,7 @@ struct BlockPackager: Sendable {
             if generated[name] != nil { return (.keep, nil, nil) }
             // Studio's older editors linked to another unit by its bare url_name.
             if let folder = jumpTargets[name] { return (Self.blockLink(folder, suffix, reference), nil, nil) }
+            if let usageID = onlineTargets[name] { return (onlineLink(usageID, reference), nil, nil) }
             // Old pages sometimes name a static file without /static/.
             if let path = course.staticFiles.resolve(name) { return (Self.staticLink(path, suffix, reference), path, nil) }
             return (.keep, nil, "unresolved reference: a relative link that names no course file")
@@ -146,6 +196,7 @@ struct BlockPackager: Sendable {
             }
             return (Self.staticLink(path, suffix, reference), path, nil)
         case .block(let id, let suffix):
+            if let usageID = onlineTargets[id] { return (onlineLink(usageID, reference), nil, nil) }
             guard let folder = jumpTargets[id] else {
                 return (.keep, nil, "unresolved reference: no block \"\(id)\" in the course")
             }
@@ -156,6 +207,28 @@ struct BlockPackager: Sendable {
             }
             return (.replace(Self.escaped(base.trimmingTrailingSlashes() + path, in: reference)), nil, nil)
         }
+    }
+
+    /// A page's chain of framed course pages (a page framing a page framing …) is bundled this deep.
+    static let maximumPageDepth = 8
+
+    static let onlineOnlyAnchor = "#coursepack-online-only"
+
+    /// A link to a block that has no archive: its LMS page with `--lms-url`, otherwise a note on
+    /// this page saying the part is online only (never a local path that will not exist).
+    private func onlineLink(_ usageID: String, _ reference: Reference) -> LinkRewriter.Resolution {
+        guard let base = options.lmsURL else { return .replace(Self.onlineOnlyAnchor) }
+        return .replace(Self.escaped(base.trimmingTrailingSlashes() + "/courses/\(course.id)/jump_to/\(usageID)", in: reference))
+    }
+
+    static func isNavigation(_ reference: Reference) -> Bool {
+        reference.context == .attribute("href") && (reference.element == "a" || reference.element == "area")
+    }
+
+    /// The note `#coursepack-online-only` links open (the stylesheet shows it when targeted).
+    static func withOnlineOnlyNote(_ page: [UInt8]) -> [UInt8] {
+        let note = Array("<p id=\"coursepack-online-only\" class=\"coursepack-online-only coursepack-online-note\" role=\"note\">This link leads to a part of the course that is available online only: open the course online to follow it.</p>\n".utf8)
+        return PageTemplates.insertBeforeBodyEnd(note, page: page)
     }
 
     /// A file of this bundle, under `static/`.

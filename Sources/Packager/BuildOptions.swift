@@ -13,11 +13,16 @@ public struct BuildOptions: Sendable {
     public var generator: String
     /// How long to wait for another build holding the output folder's lock.
     public var lockTimeout: Double
+    /// Folder holding Debian's `jquery/` and `katex/` (libjs-jquery, libjs-katex), read at build
+    /// time into the shared runtime archive.
+    public var runtimeSource: String
+    public static let defaultRuntimeSource = "/usr/share/javascript"
 
     public init(
         outputFolder: String, publishedAt: String, jobs: Int, compressionLevel: Int32 = 6,
         templates: PageTemplates = .defaults(), lmsURL: String? = nil,
-        generator: String = "coursepack \(Version.current)", lockTimeout: Double = 0
+        generator: String = "coursepack \(Version.current)", lockTimeout: Double = 0,
+        runtimeSource: String = BuildOptions.defaultRuntimeSource
     ) {
         self.outputFolder = outputFolder
         self.publishedAt = publishedAt
@@ -27,6 +32,7 @@ public struct BuildOptions: Sendable {
         self.lmsURL = lmsURL
         self.generator = generator
         self.lockTimeout = lockTimeout
+        self.runtimeSource = runtimeSource
     }
 }
 

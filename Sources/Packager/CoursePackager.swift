@@ -27,7 +27,9 @@ public struct CoursePackager: Sendable {
         // the end, and is walked while the manifest is written, when a core is free.
         let since = TreeStamp.now()
         let stampCourse: @Sendable () -> (key: String, settled: Bool)? = { [options] in
-            BuildState.inputs(coursePath: coursePath, options: options, rendererFingerprint: renderer.fingerprint, since: since)
+            BuildState.inputs(
+                coursePath: coursePath, options: options,
+                rendererFingerprint: renderer.fingerprint + "/" + PageRuntime.stamp(of: options.runtimeSource), since: since)
         }
         var stampedInputs: Background<(key: String, settled: Bool)?>?
         if BuildState.exists(in: options.outputFolder) {
@@ -64,7 +66,7 @@ public struct CoursePackager: Sendable {
         } catch {
             throw .previousManifest(error)
         }
-        let previousArchives = Set((previous?.blocks ?? []).compactMap(\.archive))
+        let previousArchives = Set((previous?.blocks ?? []).compactMap(\.archive) + [previous?.runtime?.archive].compactMap { $0 })
         removeTemporaryLeftovers(in: out, keeping: previousArchives)
         if let previous, previous.courseID != course.id {
             throw .output(path: manifestPath, reason: "belongs to \(previous.courseID), not \(course.id); use another --out")
@@ -77,11 +79,19 @@ public struct CoursePackager: Sendable {
         let assets = AssetStore(
             export: export.directory, course: course, writer: ZipWriter(level: options.compressionLevel),
             previousHashes: previousHashes)
+        let pages = PagePlan(course: course, export: export.directory, renderer: renderer, workers: options.jobs)
+        let (runtime, runtimeMissing) = PageRuntime.load(from: options.runtimeSource)
+        if !runtimeMissing.isEmpty {
+            report.warnings.append(Diagnostic(
+                block: course.id, file: runtimeMissing[0],
+                message: "the page runtime (jQuery, math) is not installed (\(PageRuntime.requiredPackages)): pages that need it list it in requires_network"))
+        }
         let packager = BlockPackager(
             course: course, export: export.directory,
             renderer: renderer,
             assets: assets,
-            options: options, previous: previousEntries, jumpTargets: Self.jumpTargets(course),
+            options: options, previous: previousEntries, jumpTargets: pages.jumpTargets, onlineTargets: pages.onlineTargets,
+            unitHeads: pages.unitHeads, runtime: runtime,
             publishedArchives: previousArchives, previousManifestWritten: FileStamp.of(manifestPath)?.modified)
 
         for folder in Set(leaves.map { ArchiveNaming.component($0.type) }).sorted() {
@@ -127,6 +137,13 @@ public struct CoursePackager: Sendable {
         report.counts.blocks = entries.count
 
         var manifest = CourseManifest(courseID: course.id, publishedAt: options.publishedAt, generator: options.generator, blocks: entries)
+        if let runtime, let name = entries.lazy.compactMap(\.runtime).first, name == runtime.archivePath {
+            do {
+                manifest.runtime = try runtime.publish(into: out, writer: assets.writer, previous: previous?.runtime)
+            } catch {
+                throw .output(path: out + "/" + runtime.archivePath, reason: "cannot write the runtime archive: \(error)")
+            }
+        }
         if let previous, previous.blocks == manifest.blocks {
             // Nothing changed: keep the previous publish time, so the file stays byte-identical.
             manifest.publishedAt = previous.publishedAt
@@ -154,7 +171,7 @@ public struct CoursePackager: Sendable {
         let hashes = assets.hashCache
         if hashes.records != previousHashes.records { hashes.save(to: out) }
 
-        let kept = Set(entries.compactMap(\.archive))
+        let kept = Set(entries.compactMap(\.archive) + entries.compactMap(\.runtime) + [manifest.runtime?.archive].compactMap { $0 })
         for stale in previousArchives.subtracting(kept).sorted() {
             guard ArchivePaths.isSafe(stale) else { continue }
             if (try? FileManager.default.removeItem(atPath: out + "/" + stale)) != nil { report.counts.removed += 1 }
@@ -213,24 +230,6 @@ public struct CoursePackager: Sendable {
         let next = timespec(tv_sec: Int(previous / 1_000_000_000 + 1), tv_nsec: 0)
         var times = [next, next]
         _ = utimensat(AT_FDCWD, path, &times, 0)
-    }
-
-    /// Every url_name and usage id a jump link may name, mapped to the archive folder it opens:
-    /// the block itself, or for a container its first leaf.
-    static func jumpTargets(_ course: Course) -> [String: String] {
-        var targets: [String: String] = [:]
-        var firstLeaf: [String: String] = [:]
-        for block in course.blocks where !block.isContainer {
-            let folder = ArchiveNaming.folder(ofArchive: ArchiveNaming.archivePath(type: block.type, urlName: block.urlName))
-            firstLeaf[block.usageID] = folder
-            for parent in block.parents where firstLeaf[parent] == nil { firstLeaf[parent] = folder }
-        }
-        for block in course.blocks {
-            guard let folder = firstLeaf[block.usageID] else { continue }
-            targets[block.usageID] = folder
-            if targets[block.urlName] == nil { targets[block.urlName] = folder }
-        }
-        return targets
     }
 
     /// Files a killed build left behind: half-written archives (`.<name>.tmp-<pid>-<n>`) and

@@ -28,7 +28,14 @@ public enum PublishVerifier {
         }
         var result = Result(manifest: manifest)
         var seen = Set<String>()
-        for block in manifest.blocks {
+        var blocks = manifest.blocks
+        if let runtime = manifest.runtime {
+            // Checked like a block's archive; its pages are under its own folders, not index.html.
+            blocks.append(BlockEntry(
+                usageID: "runtime", type: "runtime", displayName: nil, parents: [], archive: runtime.archive,
+                size: runtime.size, sha256: runtime.sha256, contentHash: runtime.contentHash, lastModified: manifest.publishedAt))
+        }
+        for block in blocks {
             func problem(_ message: String) {
                 result.problems.append(Diagnostic(block: block.usageID, file: block.archive, message: message))
             }
@@ -50,7 +57,7 @@ public enum PublishVerifier {
                 if digest != block.sha256 { problem("sha256 is \(digest), the manifest says \(block.sha256 ?? "nothing")") }
                 let reader = try ZipReader(path: file)
                 try reader.verify()
-                if !reader.entries.contains(where: { $0.name == "index.html" }) { problem("archive has no index.html") }
+                if block.type != "runtime", !reader.entries.contains(where: { $0.name == "index.html" }) { problem("archive has no index.html") }
             } catch {
                 problem("\(error)")
             }

@@ -10,6 +10,15 @@ enum ManifestValidation {
         func refuse(_ reason: String) -> SyncError { .unsafeManifest(source: source, reason: reason) }
         var ids = Set<String>()
         var folders = Set<String>()
+        if let runtime = manifest.runtime {
+            guard let folder = installFolder(of: runtime.archive), folder.hasPrefix("runtime/"), folder.split(separator: "/").count == 2 else {
+                throw refuse("the runtime archive has an unsafe path \"\(runtime.archive)\"")
+            }
+            folders.insert(folder.lowercased())
+            guard runtime.size <= maximumArchiveSize, runtime.sha256.count == 64,
+                runtime.sha256.allSatisfy({ $0.isHexDigit && !$0.isUppercase })
+            else { throw refuse("the runtime archive has no plausible size or sha256") }
+        }
         for block in manifest.blocks {
             guard ids.insert(block.usageID).inserted else { throw refuse("block \(block.usageID) is listed twice") }
             guard let archive = block.archive, block.offline != false else { continue }

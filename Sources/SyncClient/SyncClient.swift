@@ -52,7 +52,7 @@ public struct SyncClient: Sendable {
     /// The plan only; nothing is written.
     public func plan() async throws(SyncError) -> (SyncPlan, notModified: Bool) {
         let (server, notModified, _) = try await fetchServerManifest(remember: false)
-        return (makePlan(server, installed: (try? readInstalled()) ?? nil), notModified)
+        return (makePlan(Self.withRuntimeEntry(server), installed: ((try? readInstalled()) ?? nil).map(Self.withRuntimeEntry)), notModified)
     }
 
     public func sync(progress: @Sendable (Int, Int) -> Void = { _, _ in }) async throws(SyncError) -> Summary {
@@ -65,7 +65,7 @@ public struct SyncClient: Sendable {
 
         let (server, notModified, remember) = try await fetchServerManifest(remember: true)
         let installed = try readInstalled()
-        var summary = Summary(plan: makePlan(server, installed: installed))
+        var summary = Summary(plan: makePlan(Self.withRuntimeEntry(server), installed: installed.map(Self.withRuntimeEntry)))
         summary.manifestNotModified = notModified
 
         // Download and install, a bounded number at a time.
@@ -118,6 +118,10 @@ public struct SyncClient: Sendable {
         }
         var local = server
         local.blocks = blocks
+        // The runtime is installed like a block; if its update failed, the one installed stays.
+        if let runtime = server.runtime, !installedNow.contains(Self.runtimeID(runtime)) {
+            local.runtime = installed?.runtime
+        }
         do {
             try ManifestFile.write(local, to: localManifestPath)
         } catch {
@@ -134,6 +138,21 @@ public struct SyncClient: Sendable {
         summary.seconds = Date().timeIntervalSince(started)
         return summary
     }
+
+    /// The shared runtime archive is planned, downloaded, verified and installed as if it were
+    /// one more block (`runtime/<hash>.zip` unpacks into `runtime/<hash>/`), so it gets every
+    /// guarantee a block gets and is fetched once, whatever the number of pages using it.
+    static func withRuntimeEntry(_ manifest: CourseManifest) -> CourseManifest {
+        guard let runtime = manifest.runtime else { return manifest }
+        var copy = manifest
+        copy.blocks.append(BlockEntry(
+            usageID: runtimeID(runtime), type: "runtime", displayName: "page runtime", parents: [],
+            archive: runtime.archive, size: runtime.size, sha256: runtime.sha256, contentHash: runtime.contentHash,
+            lastModified: manifest.publishedAt))
+        return copy
+    }
+
+    static func runtimeID(_ runtime: RuntimeArchive) -> String { "runtime:" + runtime.archive }
 
     private func makePlan(_ server: CourseManifest, installed: CourseManifest?) -> SyncPlan {
         SyncPlan(server: server, installed: installed, selection: options.selection) { entry in

@@ -18,7 +18,9 @@ public struct SyncPlan: Sendable {
         let local = Dictionary((installed?.blocks ?? []).map { ($0.usageID, $0) }, uniquingKeysWith: { a, _ in a })
         let offered = Dictionary(server.blocks.filter(\.isOffline).map { ($0.usageID, $0) }, uniquingKeysWith: { a, _ in a })
         for block in server.blocks where block.isOffline {
-            let selected = selection.isEmpty || selection.contains(block.usageID) || block.parents.contains { selection.contains($0) }
+            // The shared runtime goes with any selection: the selected pages may load it.
+            let selected = selection.isEmpty || block.type == "runtime" || selection.contains(block.usageID)
+                || block.parents.contains { selection.contains($0) }
             let before = local[block.usageID]
             guard selected || before != nil else { continue }
             if let before, before.sha256 == block.sha256, before.contentHash == block.contentHash, before.archive == block.archive, isPresent(before) {

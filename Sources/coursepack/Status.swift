@@ -27,6 +27,11 @@ struct Status: ParsableCommand {
             if size != nil { present += 1 }
             print("\(size == nil ? "missing " : "present ")  \(block.type)  \(size.map { "\($0) bytes" } ?? "-")  \(block.displayName ?? "")")
         }
+        if let runtime = manifest.runtime {
+            let size = Self.diskUsage(target + "/" + String(runtime.archive.dropLast(4)))
+            total += size ?? 0
+            print("\(size == nil ? "missing " : "present ")  runtime  \(size.map { "\($0) bytes" } ?? "-")  page runtime shared by the pages (jQuery, math)")
+        }
         print("\(manifest.courseID): \(present) blocks present, \(total) bytes on disk, published \(manifest.publishedAt)")
     }
 

@@ -58,7 +58,7 @@ func validateAgainstSchema(_ manifestPath: String) throws {
             import hashlib, json, os, sys
             out = sys.argv[1]
             m = json.load(open(os.path.join(out, "manifest.json")))
-            assert m["schema_version"] == 1 and m["course_id"] == "course-v1:OpenedX+DemoX+DemoCourse"
+            assert m["schema_version"] == 2 and m["course_id"] == "course-v1:OpenedX+DemoX+DemoCourse"
             assert m["published_at"] == "2026-11-22T10:00:00Z" and m["generator"].startswith("coursepack ")
             bad = []
             for b in m["blocks"]:
@@ -103,6 +103,7 @@ func validateAgainstSchema(_ manifestPath: String) throws {
                         if k == "srcset" and v: self.urls += [c.split()[0] for c in v.split(",") if c.strip()]
             stale, missing, checked = [], [], 0
             for path in glob.glob(os.path.join(out, "*", "*.zip")):
+                if os.path.basename(os.path.dirname(path)) == "runtime": continue
                 z = zipfile.ZipFile(path)
                 entries = set(z.namelist())
                 parser = Links(); parser.feed(z.read("index.html").decode("utf-8", "replace"))

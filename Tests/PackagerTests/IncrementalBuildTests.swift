@@ -129,7 +129,7 @@ func id(_ name: String) -> String { "block-v1:O+N+r+type@html+block@\(name)" }
 
     @Test func aManifestOfANewerSchemaOrCorruptIsRefusedAndKept() throws {
         let course = try fourBlockCourse()
-        for text in [#"{"schema_version": 2, "blocks": []}"#, "{ not json"] {
+        for text in [#"{"schema_version": 3, "blocks": []}"#, "{ not json"] {
             let out = TestSupport.temporaryFolder("out")
             try TestSupport.write(["manifest.json": text], under: out)
             #expect(throws: BuildError.self) { _ = try build(course, into: out) }

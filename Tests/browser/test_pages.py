@@ -1,0 +1,146 @@
+"""Browser tests: the unpacked pages of real courses, opened in headless Chromium with the
+network off, must work as a learner expects (see pagecheck.py for what is checked), and every
+check must catch a page made to break it."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+import pagecheck  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+DEMO = os.path.join(ROOT, "..", "shared", "corpus", "openedx-demo-course", "course")
+EXAMPLE = os.path.join(ROOT, "examples", "coursepack-101")
+SCREENSHOTS = os.path.join(ROOT, "out", "screenshots")
+
+
+def coursepack():
+    binary = os.environ.get("COURSEPACK") or os.path.join(ROOT, ".build", "debug", "coursepack")
+    if not os.path.exists(binary):
+        pytest.fail(f"{binary} is missing: run `swift build` first (make test does)")
+    return binary
+
+
+@pytest.fixture(scope="session")
+def browser():
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        pytest.fail("the Python package selenium is needed (pip install selenium; make test installs it)")
+    driver = pagecheck.start_browser()
+    yield driver
+    driver.quit()
+
+
+def build_and_sync(course, tmp_path_factory, name):
+    work = tmp_path_factory.mktemp(name)
+    out, target = str(work / "published"), str(work / "device")
+    built = subprocess.run([coursepack(), "build", course, "--out", out], capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr
+    synced = subprocess.run([coursepack(), "sync", out, "--to", target], capture_output=True, text=True)
+    assert synced.returncode == 0, synced.stderr
+    return target
+
+
+@pytest.fixture(scope="session")
+def demo_target(tmp_path_factory):
+    return build_and_sync(DEMO, tmp_path_factory, "demo")
+
+
+def test_demo_course_pages_work_offline(browser, demo_target):
+    report = pagecheck.check_target(demo_target, driver=browser)
+    print(json.dumps({"pages": report.pages, "counts": report.counts()}))
+    assert report.pages >= 250
+    assert report.failures() == [], "\n".join(map(str, report.failures()[:40]))
+    # Pages whose course script needs the LMS page say so in the manifest; keep that honest.
+    _, pages = pagecheck.pages_of(demo_target)
+    declared = {os.path.relpath(p, demo_target) for p, b in pages if any(i.startswith("lms:") for i in b.get("requires_network", []))}
+    assert {f.page for f in report.of_kind("declared-lms-script-error")} <= declared
+
+
+def test_example_course_pages_work_offline(browser, tmp_path_factory):
+    target = build_and_sync(EXAMPLE, tmp_path_factory, "example")
+    report = pagecheck.check_target(target, driver=browser)
+    assert report.pages >= 4
+    assert report.failures() == [], "\n".join(map(str, report.failures()))
+    # The local video's captions are in the page and load from file://.
+    video = os.path.join(target, "video", "lecture_video", "index.html")
+    browser.get("file://" + video)
+    cues = browser.execute_script(
+        "var v = document.querySelector('video'); return Array.prototype.map.call(v.textTracks, function (t) { return t.cues ? t.cues.length : 0; });")
+    assert cues and all(count > 0 for count in cues), cues
+
+
+def first_page(target, predicate):
+    _, pages = pagecheck.pages_of(target)
+    for page, block in pages:
+        if predicate(page, block, open(page, encoding="utf-8", errors="replace").read()):
+            return page
+    raise AssertionError("no page matches")
+
+
+def test_screenshots_at_desktop_and_phone_width(browser, demo_target):
+    os.makedirs(SCREENSHOTS, exist_ok=True)
+    chosen = {
+        "html": first_page(demo_target, lambda p, b, text: b["type"] == "html" and "<img" in text and "katex" not in text),
+        "problem": first_page(demo_target, lambda p, b, text: b["type"] == "problem" and 'type="checkbox"' in text),
+        "video": first_page(demo_target, lambda p, b, text: b["type"] == "video"),
+        "math": first_page(demo_target, lambda p, b, text: "katex.min.js" in text and "\\(" in text),
+    }
+    for kind, page in chosen.items():
+        for label, (width, height) in {"desktop": (1280, 900), "phone": (390, 844)}.items():
+            path = os.path.join(SCREENSHOTS, f"{kind}-{label}.png")
+            pagecheck.screenshot(browser, page, path, width, height)
+            with open(path, "rb") as shot:
+                assert shot.read(8) == b"\x89PNG\r\n\x1a\n"
+            assert os.path.getsize(path) > 5000
+    browser.set_window_size(1280, 900)
+    # Math rendered: KaTeX output present, no TeX delimiters left in the page's text.
+    browser.get("file://" + chosen["math"])
+    assert browser.execute_script("return document.querySelectorAll('.katex').length") > 0
+
+
+BROKEN_PAGES = {
+    "missing-local-file": '<img src="static/not-there.png" alt="">',
+    "unresolved-course-reference": '<img src="/static/never-existed.png" alt="">',
+    "js-error": "<script>notDefinedAnywhere();</script>",
+    "raw-tex": r"<p>What is \(120 \times 5\)?</p>",
+    "entity-text": "<p>we&amp;#39;re here</p>",
+    "choices-on-one-line": '<fieldset id="q1"><label><input type="radio" name="q1" value="a"> A</label> '
+                           '<label><input type="radio" name="q1" value="b"> B</label></fieldset>',
+    "track-without-cues": '<video></video><script>document.querySelector("video").addTextTrack("subtitles", "English", "en");</script>',
+    "unlisted-network-request": '<img src="https://cdn.example.org/picture.png" alt="">',
+    "dead-link": '<a href="../../html/missing/index.html">next</a>',
+}
+
+
+def test_every_check_fails_on_a_page_made_to_break_it(browser, tmp_path):
+    target = str(tmp_path)
+    blocks = []
+    pages = dict(BROKEN_PAGES)
+    # A page that does everything right, including a listed network image.
+    pages["good"] = '<p>Fine.</p><img src="https://cdn.example.org/listed.png" alt=""><a href="#top" id="top">top</a>'
+    for name, body in pages.items():
+        folder = os.path.join(target, "html", name)
+        os.makedirs(folder)
+        with open(os.path.join(folder, "index.html"), "w", encoding="utf-8") as page:
+            page.write(f"<!DOCTYPE html><html><head><meta charset=utf-8><title>{name}</title></head><body>{body}</body></html>")
+        entry = {"usage_id": f"block-v1:X+Y+Z+type@html+block@{name}", "type": "html", "parents": [],
+                 "archive": f"html/{name}.zip"}
+        if name == "good":
+            entry["requires_network"] = ["https://cdn.example.org/listed.png"]
+        blocks.append(entry)
+    with open(os.path.join(target, "manifest.json"), "w") as manifest:
+        json.dump({"schema_version": 2, "course_id": "course-v1:X+Y+Z", "blocks": blocks}, manifest)
+
+    report = pagecheck.check_target(target, driver=browser)
+    assert report.pages == len(pages)
+    for kind in BROKEN_PAGES:
+        flagged = {f.page for f in report.of_kind(kind)}
+        assert flagged == {f"html/{kind}/index.html"}, f"{kind}: {flagged} ({report.findings})"
+    assert not [f for f in report.findings if f.page == "html/good/index.html"]
