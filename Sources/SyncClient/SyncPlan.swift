@@ -17,10 +17,13 @@ public struct SyncPlan: Sendable {
     public init(server: CourseManifest, installed: CourseManifest?, selection: Set<String> = [], isPresent: (BlockEntry) -> Bool = { _ in true }) {
         let local = Dictionary((installed?.blocks ?? []).map { ($0.usageID, $0) }, uniquingKeysWith: { a, _ in a })
         let offered = Dictionary(server.blocks.filter(\.isOffline).map { ($0.usageID, $0) }, uniquingKeysWith: { a, _ in a })
+        func chosen(_ block: BlockEntry) -> Bool {
+            selection.isEmpty || selection.contains(block.usageID) || block.parents.contains { selection.contains($0) }
+        }
+        // The shared runtime archive goes with the selected or installed pages that load it.
+        let runtimesInUse = Set(server.blocks.filter { chosen($0) || local[$0.usageID] != nil }.compactMap(\.runtime))
         for block in server.blocks where block.isOffline {
-            // The shared runtime goes with any selection: the selected pages may load it.
-            let selected = selection.isEmpty || block.type == "runtime" || selection.contains(block.usageID)
-                || block.parents.contains { selection.contains($0) }
+            let selected = block.type == "runtime" ? runtimesInUse.contains(block.archive ?? "") : chosen(block)
             let before = local[block.usageID]
             guard selected || before != nil else { continue }
             if let before, before.sha256 == block.sha256, before.contentHash == block.contentHash, before.archive == block.archive, isPresent(before) {

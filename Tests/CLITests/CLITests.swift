@@ -15,7 +15,7 @@ import TestSupport
 
         let json = try #require(try JSONSerialization.jsonObject(with: Data(TestSupport.read(report))) as? [String: Any])
         let counts = try #require(json["counts"] as? [String: Int])
-        #expect(counts["built"] == 6 && counts["offline_false"] == 1 && counts["failed"] == 0)
+        #expect(counts["built"] == 8 && counts["offline_false"] == 1 && counts["failed"] == 0)
         let warnings = try #require(json["warnings"] as? [[String: Any]])
         #expect(warnings.contains { ($0["reference"] as? String) == "/static/images/missing-diagram.png" && ($0["file"] as? String) == "html/welcome_page.html" })
     }
@@ -89,6 +89,6 @@ import TestSupport
         #expect(result.stdout.contains("course-v1:CoursepackX+CP101+2026"))
         #expect(result.stdout.contains("      vertical  intro_unit  Introduction"))
         #expect(result.stdout.contains("        html  welcome_page  Welcome page"))
-        #expect(result.stdout.contains("7 leaf blocks"))
+        #expect(result.stdout.contains("9 leaf blocks"))
     }
 }

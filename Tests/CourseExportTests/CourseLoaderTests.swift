@@ -27,13 +27,13 @@ func makeCourse(_ files: [String: String]) throws -> String {
         #expect(course.id == "course-v1:CoursepackX+CP101+2026")
         #expect(course.displayName == "Coursepack 101: Offline Bundles")
         let leaves = course.blocks.filter { !$0.isContainer }
-        #expect(leaves.map(\.type) == ["html", "html", "html", "video", "html", "problem", "discussion"])
+        #expect(leaves.map(\.type) == ["html", "html", "html", "html", "html", "video", "html", "problem", "discussion"])
         #expect(leaves.map(\.urlName).prefix(2) == ["welcome_page", "styled_page"])
         #expect(course.issues == [])
         // The pointer's display_name overrides the one in html/styled_page.xml.
         #expect(leaves[1].displayName == "A styled page (pointer overrides the file's name)")
         // policy.json overrides the definition.
-        #expect(leaves[4].displayName == "Course handout (name from policy.json)")
+        #expect(leaves[6].displayName == "Course handout (name from policy.json)")
         #expect(!course.blocks.contains { $0.urlName == "draft_only" }, "drafts/ is never published")
         #expect(!course.blocks.contains { $0.type == "wiki" })
         // Parents nearest first.

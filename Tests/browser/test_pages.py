@@ -75,6 +75,22 @@ def test_example_course_pages_work_offline(browser, tmp_path_factory):
         "var v = document.querySelector('video'); return Array.prototype.map.call(v.textTracks, function (t) { return t.cues ? t.cues.length : 0; });")
     assert cues and all(count > 0 for count in cues), cues
 
+    # jQuery from the runtime drives the page's own script; math is rendered; the unit's
+    # style-only component ran here too; the framed tool works from its bundled files.
+    from selenium.webdriver.common.by import By
+    browser.get("file://" + os.path.join(target, "html", "interactive_page", "index.html"))
+    assert browser.execute_script("return document.documentElement.classList.contains('unit-script-ran')")
+    assert browser.execute_script("return document.querySelectorAll('.katex').length") == 2
+    assert not browser.find_element(By.ID, "hint").is_displayed()
+    browser.find_element(By.ID, "reveal").click()
+    assert browser.find_element(By.ID, "hint").is_displayed()
+    browser.switch_to.frame(browser.find_element(By.TAG_NAME, "iframe"))
+    browser.find_element(By.ID, "up").click()
+    browser.find_element(By.ID, "up").click()
+    assert browser.find_element(By.ID, "count").text == "2"
+    assert browser.execute_script("return document.querySelector('img').naturalWidth") > 0
+    browser.switch_to.default_content()
+
 
 def first_page(target, predicate):
     _, pages = pagecheck.pages_of(target)
