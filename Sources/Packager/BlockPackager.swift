@@ -35,7 +35,7 @@ struct BlockPackager: Sendable {
 
     func package(_ block: Block) -> BlockOutcome {
         do {
-            return try packageOrThrow(block)
+            return try packageOrThrow(block).withGroups(of: block)
         } catch {
             return .failed(Diagnostic(block: block.usageID, file: (error as? CourseError)?.path ?? block.file, message: "\(error)"))
         }

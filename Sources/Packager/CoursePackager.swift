@@ -118,6 +118,7 @@ public struct CoursePackager: Sendable {
             report.counts.failed += 1
             report.errors.append(Diagnostic(block: issue.usageID, file: issue.file, message: issue.message))
         }
+        report.warnings += course.warnings.map { Diagnostic(block: $0.usageID, file: $0.file, message: $0.message) }
         // When part of the tree could not be read, a block missing from this build may still
         // exist: keep everything the previous publish had rather than delete it.
         let present = Set(entries.map(\.usageID))
@@ -160,12 +161,13 @@ public struct CoursePackager: Sendable {
             if (try? FileManager.default.removeItem(atPath: out + "/" + stale)) != nil { report.counts.removed += 1 }
         }
 
-        if let inputs = pendingInputs.value, inputs.settled, report.errors.isEmpty,
+        if let inputs = pendingInputs.value, inputs.settled,
             let outputs = BuildState.outputs(in: out, workers: options.jobs)
         {
             BuildState(
                 inputs: inputs.key, outputs: outputs, courseID: course.id, blocks: report.counts.blocks,
-                offlineFalse: report.counts.offlineFalse, warnings: report.warnings
+                offlineFalse: report.counts.offlineFalse, warnings: report.warnings,
+                failed: report.counts.failed, errors: report.errors
             ).save(to: out)
         }
 
@@ -197,6 +199,8 @@ public struct CoursePackager: Sendable {
             report.counts.reused = state.blocks - state.offlineFalse
             report.counts.offlineFalse = state.offlineFalse
             report.warnings = state.warnings
+            report.counts.failed = state.failed
+            report.errors = state.errors
             report.inputsUnchanged = true
             report.durations.totalSeconds = Date().timeIntervalSince(started)
             return (report, inputs)
