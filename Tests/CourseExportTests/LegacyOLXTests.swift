@@ -1,0 +1,227 @@
+import CourseExport
+import Foundation
+import Testing
+import TestSupport
+
+/// The LMS import's way of reading OLX (edx-platform `xmodule/modulestore/xml.py`,
+/// `xml_block.py`, `html_block.py`), rule by rule, on small snippets.
+@Suite struct LegacyOLXTests {
+    func load(_ files: [String: String]) throws -> Course {
+        try CourseLoader.load(try ExportDirectory(root: try makeCourse(files)))
+    }
+
+    func block(_ course: Course, _ type: String, _ urlName: String) throws -> Block {
+        try #require(course.blocks.first { $0.type == type && $0.urlName == urlName }, "no \(type) \(urlName) in \(course.blocks.map(\.urlName))")
+    }
+
+    func html(_ course: Course, _ urlName: String) throws -> String {
+        let block = try block(course, "html", urlName)
+        if let file = block.htmlFile { return String(decoding: try ExportDirectory(root: course.root).read(file), as: UTF8.self) }
+        return String(decoding: block.definitionSource[block.definition.contentRange], as: UTF8.self)
+    }
+
+    // MARK: split_test
+
+    @Test func everyGroupOfASplitTestIsPublishedWithItsPartitionAndGroup() throws {
+        let course = try load([
+            "vertical/v1.xml": #"""
+                <vertical><split_test url_name="ab" user_partition_id="7" group_id_to_child='{"0": "i4x://Org/Num/vertical/ga", "1": "block-v1:Org+Num+run1+type@vertical+block@gb"}'>
+                <vertical url_name="ga"><html url_name="in_a"><p>A</p></html></vertical>
+                <vertical url_name="gb"><html url_name="in_b"><p>B</p></html></vertical>
+                </split_test></vertical>
+                """#,
+        ])
+        #expect(course.issues == [] && course.warnings == [])
+        let a = try block(course, "html", "in_a"), b = try block(course, "html", "in_b")
+        let split = "block-v1:Org+Num+run1+type@split_test+block@ab"
+        #expect(a.splitTestGroup == SplitTestGroup(splitTest: split, userPartitionID: 7, groupID: 0))
+        #expect(b.splitTestGroup == SplitTestGroup(splitTest: split, userPartitionID: 7, groupID: 1))
+        #expect(a.groupAccess == [7: [0]] && b.groupAccess == [7: [1]])
+        #expect(try html(course, "in_a") == "<p>A</p>" && html(course, "in_b") == "<p>B</p>")
+    }
+
+    @Test func aSplitTestChildInNoGroupIsPublishedForNoGroupWithAWarning() throws {
+        let course = try load([
+            "vertical/v1.xml": #"<vertical><split_test url_name="ab" user_partition_id="3" group_id_to_child='{"5": "i4x://Org/Num/html/shown"}'><html url_name="shown"/><html url_name="orphan"/></split_test></vertical>"#,
+            "html/shown.xml": "<html><p>shown</p></html>",
+            "html/orphan.xml": "<html><p>orphan</p></html>",
+        ])
+        #expect(try block(course, "html", "shown").groupAccess == [3: [5]])
+        let orphan = try block(course, "html", "orphan")
+        #expect(orphan.groupAccess == [3: []] && orphan.splitTestGroup?.groupID == nil)
+        #expect(course.warnings.count == 1 && course.warnings[0].message.contains("in no group"))
+    }
+
+    @Test func groupAccessIsMergedDownTheTreeAsTheLMSDoes() throws {
+        let course = try load([
+            "sequential/seq1.xml": #"<sequential><vertical url_name="v1" group_access='{"50": [1, 2], "60": [9]}'/></sequential>"#,
+            "vertical/v1.xml": #"<vertical><html url_name="h1"/><html url_name="narrow" group_access='{"50": [2, 3], "70": []}'><p>x</p></html><html url_name="none" group_access='{"50": [3]}'><p>y</p></html><html url_name="bad" group_access="cohort A"><p>z</p></html></vertical>"#,
+        ])
+        #expect(try block(course, "html", "h1").groupAccess == [50: [1, 2], 60: [9]], "inherited from the unit")
+        #expect(try block(course, "html", "narrow").groupAccess == [50: [2], 60: [9]], "intersected; an empty list restricts nothing")
+        #expect(try block(course, "html", "none").groupAccess == [50: [], 60: [9]], "no group left: nobody sees it")
+        #expect(try block(course, "html", "bad").groupAccess == [50: [1, 2], 60: [9]])
+        #expect(course.warnings.map(\.message).contains { $0.contains("group_access \"cohort A\" is not a JSON object") })
+    }
+
+    // MARK: html content
+
+    @Test func anHTMLFileWhoseRootIsNotHTMLHasItsChildrenAsContent() throws {
+        let course = try load([
+            "vertical/v1.xml": #"<vertical><html url_name="list"/></vertical>"#,
+            "html/list.xml": #"<ol display_name="A list"><li>one</li><li>two</li></ol>"#,
+        ])
+        #expect(course.issues == [])
+        #expect(try html(course, "list") == "<li>one</li><li>two</li>")
+        #expect(try block(course, "html", "list").displayName == "A list")
+    }
+
+    @Test(arguments: [
+        // filename without extension, beside the pointer file
+        (#"<html filename="page"/>"#, "html/page.html"),
+        // filename with its extension (html_block's ".html.html" fallback)
+        (#"<html filename="page.html"/>"#, "html/page.html"),
+        // a subfolder of html/
+        (#"<html filename="sub/page"/>"#, "html/sub/page.html"),
+        // a path that already starts with html/ (leading folders dropped until one exists)
+        (#"<html filename="html/sub/page"/>"#, "html/sub/page.html"),
+    ])
+    func filenameFindsTheHTMLFileInAllItsHistoricalForms(definition: String, expected: String) throws {
+        let course = try load([
+            "vertical/v1.xml": #"<vertical><html url_name="p"/></vertical>"#,
+            "html/p.xml": definition,
+            "html/page.html": "<p>top</p>",
+            "html/sub/page.html": "<p>sub</p>",
+        ])
+        #expect(try block(course, "html", "p").htmlFile == expected, "\(definition)")
+    }
+
+    @Test func filenameIsRelativeToTheFolderOfAColonNamedPointer() throws {
+        let course = try load([
+            "vertical/v1.xml": #"<vertical><html url_name="secret:lab"/><html display_name="Inline pointer" filename="toylab"/></vertical>"#,
+            "html/secret/lab.xml": #"<html filename="lab"/>"#,
+            "html/secret/lab.html": "<p>in secret/</p>",
+            "html/toylab.html": "<p>toy lab</p>",
+        ])
+        #expect(try block(course, "html", "secret:lab").htmlFile == "html/secret/lab.html")
+        // An inline <html filename> (old single-file courses) is named from its display_name.
+        #expect(try block(course, "html", "Inline_pointer").htmlFile == "html/toylab.html")
+    }
+
+    @Test func aFilenameLeavingTheExportIsAnIssueNamingIt() throws {
+        let course = try load([
+            "vertical/v1.xml": #"<vertical><html url_name="h1"/><html url_name="evil"/></vertical>"#,
+            "html/evil.xml": #"<html filename="../../etc/passwd"/>"#,
+        ])
+        #expect(course.issues.map(\.message) == [#"filename="../../etc/passwd" is not a plain file name inside html/"#])
+        #expect(course.issues.first?.file == "html/evil.xml")
+        #expect(course.blocks.contains { $0.urlName == "h1" })
+    }
+
+    // MARK: names and definitions
+
+    @Test func legacyNamesFollowTheLMSOrder() throws {
+        let course = try load([
+            "vertical/v1.xml": #"""
+                <vertical>
+                <problem slug="by_slug" display_name="ignored"><p>1</p></problem>
+                <problem name="By name: part 1?" display_name="ignored"><p>2</p></problem>
+                <problem display_name="Only a display name"><p>3</p></problem>
+                <problem><p>4</p></problem>
+                </vertical>
+                """#,
+        ])
+        let names = course.blocks.filter { $0.type == "problem" }.map(\.urlName)
+        #expect(names.prefix(3) == ["by_slug", "By_name_part_1_", "Only_a_display_name"])
+        #expect(names.last?.count == 16, "a block with no name of any kind gets a generated id")
+    }
+
+    @Test func filenameOnOtherBlocksNamesTheirDefinitionFile() throws {
+        let course = try load([
+            "sequential/seq1.xml": #"<sequential><vertical filename="unit" slug="unit"/><problem filename="gone" url_name="gone_problem" display_name="x"/></sequential>"#,
+            // Old exports hold any root element in a definition file; the LMS takes the type from the pointer.
+            "vertical/unit.xml": #"<sequential display_name="Unit from file"><html url_name="h1"/></sequential>"#,
+        ])
+        let unit = try block(course, "vertical", "unit")
+        #expect(unit.displayName == "Unit from file" && unit.file == "vertical/unit.xml")
+        #expect(unit.children == ["block-v1:Org+Num+run1+type@html+block@h1"])
+        #expect(course.issues.map(\.message) == [#"<problem filename="gone"/> points to problem/gone.xml, which is missing"#])
+    }
+
+    @Test func aPointerFileWithAnotherRootElementIsRead() throws {
+        let course = try load([
+            "chapter/ch1.xml": #"<sequential display_name="Chapter kept in a sequential root"><sequential url_name="seq1"/></sequential>"#,
+        ])
+        #expect(course.issues == [])
+        #expect(try block(course, "chapter", "ch1").displayName == "Chapter kept in a sequential root")
+        #expect(course.blocks.contains { $0.urlName == "h1" })
+    }
+
+    @Test func settingsElementsAreNotBlocks() throws {
+        let course = try load([
+            "course/run1.xml": #"<course><textbook title="Book" book_url="https://example.com/"/><wiki slug="w"/><chapter url_name="ch1"/></course>"#,
+            "vertical/v1.xml": #"<vertical><conditional url_name="c" sources="i4x://Org/Num/problem/p"><html url_name="h1"/><show sources="i4x://Org/Num/html/h1"/></conditional></vertical>"#,
+        ])
+        #expect(!course.blocks.contains { ["textbook", "show", "wiki"].contains($0.type) })
+        #expect(try block(course, "conditional", "c").children == ["block-v1:Org+Num+run1+type@html+block@h1"])
+    }
+
+    // MARK: course.xml
+
+    @Test func anInlineCourseXMLIsTheCourse() throws {
+        let root = TestSupport.temporaryFolder("inline")
+        try TestSupport.write([
+            "course.xml": #"<course display_name="Inline" course="Num" slug="2012_Fall"><chapter display_name="Overview"><html display_name="Intro">Hello</html></chapter></course>"#,
+        ], under: root)
+        let course = try CourseLoader.load(try ExportDirectory(root: root))
+        #expect(course.id == "course-v1:edx+Num+2012_Fall", "no org: the LMS uses edx")
+        #expect(course.warnings.map(\.message) == [#"the <course> element has no org attribute; using "edx" as the LMS does"#])
+        #expect(course.blocks.map(\.urlName) == ["2012_Fall", "Overview", "Intro"])
+        #expect(course.displayName == "Inline" && course.issues == [])
+    }
+
+    @Test func aMissingCourseRunFileIsAnIssueAndTheCourseIsEmpty() throws {
+        let root = TestSupport.temporaryFolder("norun")
+        try TestSupport.write(["course.xml": #"<course org="O" course="N" slug="2014_Fall"/>"#], under: root)
+        let course = try CourseLoader.load(try ExportDirectory(root: root))
+        #expect(course.id == "course-v1:O+N+2014_Fall")
+        #expect(course.blocks.count == 1)
+        #expect(course.issues.map(\.file) == ["course/2014_Fall.xml"])
+    }
+
+    // MARK: duplicates
+
+    @Test func aPointerUsedByTwoParentsBecomesTwoBlocksTheLaterRenamedStably() throws {
+        let files = [
+            "sequential/seq1.xml": #"<sequential><vertical url_name="v1"/><vertical url_name="v2"/></sequential>"#,
+            "vertical/v2.xml": #"<vertical display_name="Second unit"><html url_name="h1"/></vertical>"#,
+        ]
+        let course = try load(files)
+        let copies = course.blocks.filter { $0.type == "html" && ($0.urlName == "h1" || $0.urlName.hasPrefix("html_h1_")) }
+        #expect(copies.count == 2)
+        #expect(copies[0].urlName == "h1", "the first use keeps the LMS's usage id")
+        #expect(copies[1].urlName.hasPrefix("html_h1_") && copies[1].urlName.count == "html_h1_".count + 16)
+        #expect(copies[1].parents.first == "block-v1:Org+Num+run1+type@vertical+block@v2")
+        #expect(copies[1].htmlFile == "html/h1.html", "the same content")
+        #expect(course.warnings.count == 1 && course.warnings[0].message.contains(#"published as "\#(copies[1].urlName)""#))
+        #expect(course.issues == [])
+        // Stable from build to build, so its archive and content_hash stay put.
+        #expect(try load(files).blocks.map(\.usageID) == course.blocks.map(\.usageID))
+    }
+
+    @Test func twoDefinitionsSharingAURLNameAreBothKept() throws {
+        let course = try load([
+            "vertical/v1.xml": #"<vertical><html url_name="same"><p>first</p></html><html url_name="same"><p>second</p></html><html url_name="same"><p>second</p></html></vertical>"#,
+        ])
+        let copies = course.blocks.filter { $0.type == "html" && $0.urlName.contains("same") }
+        #expect(copies.count == 3 && Set(copies.map(\.usageID)).count == 3)
+        #expect(try html(course, copies[0].urlName) == "<p>first</p>" && html(course, copies[1].urlName) == "<p>second</p>")
+        #expect(copies[2].urlName == copies[1].urlName + "_2", "identical twins in one parent are told apart by a counter")
+        #expect(course.warnings.count == 2)
+    }
+
+    @Test func appleDoubleFilesAreNotStaticFiles() throws {
+        let course = try load(["static/._notes.txt": "resource fork", "static/notes.txt": "notes"])
+        #expect(course.staticFiles.paths == ["notes.txt"])
+    }
+}
