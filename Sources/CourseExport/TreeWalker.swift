@@ -19,6 +19,8 @@ struct TreeWalker {
     var prefetched: [String: Result<([UInt8], XMLElement), CourseError>] = [:]
     /// Usage id → the file that defined it, to tell a second use of a name from the first.
     private var definedBy: [String: String] = [:]
+    /// Usage id → the file its element is written in (a pointer's parent), for messages.
+    private var usedIn: [String: String] = [:]
     private var visiting: Set<String> = []
 
     /// Tags that are never published content.
@@ -106,10 +108,11 @@ struct TreeWalker {
         if let first = definedBy[declaredID] {
             let unique = uniqueName(type: type, urlName: urlName, element: element, source: source, parent: parent)
             warnings.append(CourseIssue(
-                usageID: usageID(type, unique), file: resolved.file,
-                message: "url_name \"\(urlName)\" of <\(type)> is used again (first in \(first)); the LMS import warns and renames the later one, so this one is published as \"\(unique)\""))
+                usageID: usageID(type, unique), file: file,
+                message: "url_name \"\(urlName)\" of <\(type)> is used again (first in \(usedIn[declaredID] ?? first)); the LMS import warns and renames the later one, so this one is published as \"\(unique)\""))
             urlName = unique
         }
+        usedIn[usageID(type, urlName)] = file
         let inserted = visiting.insert(resolved.file).inserted
         defer { if inserted { visiting.remove(resolved.file) } }
         return add(type: type, urlName: urlName, resolved: resolved, context: context, htmlFile: htmlFile)
