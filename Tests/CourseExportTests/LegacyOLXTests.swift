@@ -227,3 +227,19 @@ import TestSupport
         #expect(course.staticFiles.paths == ["notes.txt"])
     }
 }
+
+@Suite struct LeafPlacementTests {
+    @Test func leavesAnywhereInTheTreeArePublished() throws {
+        let course = try CourseLoader.load(try ExportDirectory(root: try makeCourse([
+            "chapter/ch1.xml": #"<chapter><problem url_name="in_chapter"><p>Q</p></problem><sequential url_name="seq1"/></chapter>"#,
+            "sequential/seq1.xml": #"<sequential><html url_name="in_sequential"><p>S</p></html><vertical url_name="v1"/><videosequence url_name="vs"><html url_name="in_videosequence"/></videosequence></sequential>"#,
+            "vertical/v1.xml": #"<vertical><vertical url_name="inner"><html url_name="in_nested_vertical"><p>N</p></html></vertical><library_content url_name="lib"><problem url_name="from_library"><p>L</p></problem></library_content></vertical>"#,
+            "html/in_videosequence.xml": "<html><p>V</p></html>",
+        ])))
+        #expect(course.issues == [])
+        let leaves = course.blocks.filter { !$0.isContainer }
+        #expect(leaves.map(\.urlName) == ["in_chapter", "in_sequential", "in_nested_vertical", "from_library", "in_videosequence"])
+        let nested = try #require(leaves.first { $0.urlName == "in_nested_vertical" })
+        #expect(nested.parents.prefix(2) == ["block-v1:Org+Num+run1+type@vertical+block@inner", "block-v1:Org+Num+run1+type@vertical+block@v1"])
+    }
+}
