@@ -58,7 +58,7 @@ func validateAgainstSchema(_ manifestPath: String) throws {
             import hashlib, json, os, sys
             out = sys.argv[1]
             m = json.load(open(os.path.join(out, "manifest.json")))
-            assert m["schema_version"] == 1 and m["course_id"] == "course-v1:OpenedX+DemoX+DemoCourse"
+            assert m["schema_version"] == 2 and m["course_id"] == "course-v1:OpenedX+DemoX+DemoCourse"
             assert m["published_at"] == "2026-11-22T10:00:00Z" and m["generator"].startswith("coursepack ")
             bad = []
             for b in m["blocks"]:
