@@ -157,6 +157,18 @@ import TestSupport
         #expect(course.blocks.contains { $0.urlName == "h1" })
     }
 
+    /// Difference from the LMS: the LMS reads an element as a pointer only when `url_name` is
+    /// its one attribute, so `<html url_name="x" display_name="y"/>` is an empty inline block
+    /// there; coursepack reads `html/x.xml` when it exists, with the element's attributes over
+    /// the file's (hand-written courses rely on it).
+    @Test func aPointerWithMoreAttributesReadsItsFileWithOverrides() throws {
+        let course = try load([
+            "vertical/v1.xml": #"<vertical><html url_name="h1" display_name="From the pointer"/></vertical>"#,
+        ])
+        let h1 = try block(course, "html", "h1")
+        #expect(h1.displayName == "From the pointer" && h1.htmlFile == "html/h1.html")
+    }
+
     @Test func settingsElementsAreNotBlocks() throws {
         let course = try load([
             "course/run1.xml": #"<course><textbook title="Book" book_url="https://example.com/"/><wiki slug="w"/><chapter url_name="ch1"/></course>"#,
@@ -191,6 +203,10 @@ import TestSupport
 
     // MARK: duplicates
 
+    /// Difference from the LMS: the LMS shows an html pointer used by two parents as one block
+    /// (one usage id) under both, and renames a reused problem/vertical/sequential/chapter/video
+    /// pointer, which then fails to find its file; coursepack publishes each later use as its
+    /// own block, so every unit holds its content offline.
     @Test func aPointerUsedByTwoParentsBecomesTwoBlocksTheLaterRenamedStably() throws {
         let files = [
             "sequential/seq1.xml": #"<sequential><vertical url_name="v1"/><vertical url_name="v2"/></sequential>"#,
@@ -210,6 +226,8 @@ import TestSupport
         #expect(try load(files).blocks.map(\.usageID) == course.blocks.map(\.usageID))
     }
 
+    /// Difference from the LMS: of two html definitions sharing a url_name, the LMS keeps the
+    /// later one under both parents (the first's content is gone); coursepack keeps both.
     @Test func twoDefinitionsSharingAURLNameAreBothKept() throws {
         let course = try load([
             "vertical/v1.xml": #"<vertical><html url_name="same"><p>first</p></html><html url_name="same"><p>second</p></html><html url_name="same"><p>second</p></html></vertical>"#,
