@@ -214,7 +214,8 @@ struct TreeWalker {
                 inner.splitTestGroup = SplitTestGroup(splitTest: id, userPartitionID: split.partition, groupID: groups.first)
                 inner.groupAccess[split.partition] = (inner.groupAccess[split.partition] ?? groups).filter(groups.contains)
                 if groups.isEmpty {
-                    warnings.append(CourseIssue(usageID: id, file: resolved.file, message: "<\(child.name)> child \(index + 1) of the split_test is in no group of its group_id_to_child, so the LMS shows it to no learner; it is published with an empty group list"))
+                    let named = Self.declaredName(of: child).map { " \"\($0.value)\"" } ?? " (child \(index + 1))"
+                    warnings.append(CourseIssue(usageID: id, file: resolved.file, message: "<\(child.name)>\(named) of the split_test is in no group of its group_id_to_child, so the LMS shows it to no learner; it is published with an empty group list"))
                 }
             }
             if let childID = visit(child, index: index, source: resolved.source, file: resolved.file, context: inner) {
