@@ -368,9 +368,9 @@ struct TreeWalker {
         if exists(primary) { return .success(primary) }
         var path = primary.hasSuffix(".html.html") ? String(primary.dropLast(".html".count)) : primary
         var candidates: [String] = []
-        while path.contains("/") {
+        while let slash = path.firstIndex(of: "/") {
             candidates.append(path)
-            path = String(path[path.index(after: path.firstIndex(of: "/")!)...])
+            path = String(path[path.index(after: slash)...])
         }
         return .success(candidates.first(where: exists) ?? primary)
     }
