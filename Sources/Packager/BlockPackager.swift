@@ -13,7 +13,9 @@ enum BlockOutcome: Sendable {
     case built(BlockEntry, stagedAt: String?, warnings: [Diagnostic])
     case reused(BlockEntry, warnings: [Diagnostic])
     case onlineOnly(BlockEntry)
-    case failed(Diagnostic)
+    /// `fromInputs` when the course itself is at fault (unreadable or unrenderable content),
+    /// so the same inputs fail the same way; otherwise (writing the archive) it may pass next time.
+    case failed(Diagnostic, fromInputs: Bool)
 }
 
 /// Packages one block: render, rewrite its links, gather its files, and write its archive
@@ -37,7 +39,8 @@ struct BlockPackager: Sendable {
         do {
             return try packageOrThrow(block).withGroups(of: block)
         } catch {
-            return .failed(Diagnostic(block: block.usageID, file: (error as? CourseError)?.path ?? block.file, message: "\(error)"))
+            return .failed(Diagnostic(block: block.usageID, file: (error as? CourseError)?.path ?? block.file, message: "\(error)"),
+                           fromInputs: error is CourseError || error is RenderError)
         }
     }
 

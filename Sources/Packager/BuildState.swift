@@ -1,12 +1,12 @@
 import Crypto
 import Foundation
 
-/// What the last clean build of an output folder started from and left behind, so that a
+/// What the last build of an output folder started from and left behind, so that a
 /// rebuild whose inputs and outputs are exactly as they were can stop before loading the
 /// course: the result would be the same bytes, so there is nothing to do. Anything in doubt
-/// (a changed stamp, a file changed just before the build) means a full build. A block that
-/// failed fails the same way from the same inputs, so its error is recorded and reported
-/// again, like the warnings.
+/// (a changed stamp, a file changed just before the build, an archive that could not be
+/// written) means a full build. A block whose content is broken fails the same way from the
+/// same inputs, so its error is recorded and reported again, like the warnings.
 struct BuildState: Codable, Sendable, Equatable {
     static let fileName = ".coursepack-state.json"
     static let format = 2

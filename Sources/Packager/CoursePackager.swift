@@ -93,6 +93,8 @@ public struct CoursePackager: Sendable {
         let pendingInputs = stampedInputs ?? (options.jobs > 1 ? Background(stampCourse) : Background(finished: stampCourse()))
         var entries: [BlockEntry] = []
         var staged: [(entry: Int, path: String)] = []
+        // A block that failed for want of disk space or the like is tried again next time.
+        var failedWhileWriting = false
         for (block, outcome) in zip(leaves, outcomes) {
             switch outcome {
             case .built(let entry, let stagedAt, let warnings):
@@ -107,8 +109,9 @@ public struct CoursePackager: Sendable {
             case .onlineOnly(let entry):
                 report.counts.offlineFalse += 1
                 entries.append(entry)
-            case .failed(let diagnostic):
+            case .failed(let diagnostic, let fromInputs):
                 report.counts.failed += 1
+                if !fromInputs { failedWhileWriting = true }
                 report.errors.append(diagnostic)
                 // The block's last good publish stays available.
                 if let before = previousEntries[block.usageID] { entries.append(before) }
@@ -161,7 +164,7 @@ public struct CoursePackager: Sendable {
             if (try? FileManager.default.removeItem(atPath: out + "/" + stale)) != nil { report.counts.removed += 1 }
         }
 
-        if let inputs = pendingInputs.value, inputs.settled,
+        if let inputs = pendingInputs.value, inputs.settled, !failedWhileWriting,
             let outputs = BuildState.outputs(in: out, workers: options.jobs)
         {
             BuildState(

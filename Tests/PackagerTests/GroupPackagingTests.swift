@@ -101,4 +101,19 @@ func splitTestCourse() throws -> String {
         #expect(again.errors == first.errors && again.counts.failed == 1, "the same error, so the exit status stays 1")
         #expect(again.counts.blocks == first.counts.blocks)
     }
+
+    @Test func aBlockThatCouldNotBeWrittenIsTriedAgainNextTime() throws {
+        let course = try fourBlockCourse()
+        Thread.sleep(forTimeInterval: 2.2)
+        let out = TestSupport.temporaryFolder("out")
+        // A file where the html archives' folder belongs: every archive write fails.
+        try TestSupport.write(["html": "not a folder"], under: out)
+        let (_, first) = try build(course, into: out)
+        #expect(first.counts.failed == 4)
+        let (_, again) = try build(course, into: out)
+        #expect(!again.inputsUnchanged, "a write failure is not a result to replay")
+        try FileManager.default.removeItem(atPath: out + "/html")
+        let (_, fixed) = try build(course, into: out)
+        #expect(!fixed.inputsUnchanged && fixed.counts.built == 4 && fixed.errors.isEmpty)
+    }
 }
