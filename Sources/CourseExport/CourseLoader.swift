@@ -9,16 +9,20 @@ public enum CourseLoader {
         _ path: String, workers: Int = ProcessInfo.processInfo.activeProcessorCount
     ) throws(CourseError) -> (Course, OpenedExport) {
         let export = try OpenedExport.open(path)
+        // A tarball unpacks into a temporary folder whose name means nothing: name it after the tarball.
+        let folderName = export.temporaryFolder == nil ? nil : Self.nameWithoutArchiveSuffix(path)
         do {
-            return (try load(export.directory, workers: workers), export)
+            return (try load(export.directory, workers: workers, folderName: folderName), export)
         } catch {
             export.close()
             throw error
         }
     }
 
+    /// `folderName` stands in for the export folder's name, which old exports without a
+    /// `course` attribute take as the course number (as the LMS does).
     public static func load(
-        _ directory: ExportDirectory, workers: Int = ProcessInfo.processInfo.activeProcessorCount
+        _ directory: ExportDirectory, workers: Int = ProcessInfo.processInfo.activeProcessorCount, folderName: String? = nil
     ) throws(CourseError) -> Course {
         let courseXML = try parse(directory, "course.xml")
         guard courseXML.name == "course" else {
@@ -39,8 +43,8 @@ public enum CourseLoader {
             return try identifier(name, fallback)
         }
         let org = try attribute("org", default: "edx")
-        let folderName = directory.root.split(separator: "/").last.map(String.init) ?? "course"
-        let number = try attribute("course", default: TreeWalker.cleanedName(folderName))
+        let folder = folderName ?? directory.root.split(separator: "/").last.map(String.init) ?? "course"
+        let number = try attribute("course", default: TreeWalker.cleanedName(folder))
         let runValue = [courseXML.attribute("url_name"), courseXML.attribute("slug"), courseXML.attribute("name").map(TreeWalker.cleanedName)]
             .compactMap { $0 }.first { !$0.isEmpty }
         guard let runValue else {
@@ -81,6 +85,16 @@ public enum CourseLoader {
             staticFiles: StaticIndex(paths: staticPaths, assetsJSON: try Policy.assets(directory)),
             issues: walker.issues,
             warnings: walker.warnings)
+    }
+
+    /// `exports/my_course.tar.gz` → `my_course`.
+    static func nameWithoutArchiveSuffix(_ path: String) -> String {
+        var name = path.split(separator: "/").last.map(String.init) ?? path
+        for suffix in [".tar.gz", ".tgz", ".tar"] where name.lowercased().hasSuffix(suffix) {
+            name = String(name.dropLast(suffix.count))
+            break
+        }
+        return name.isEmpty ? "course" : name
     }
 
     static func parse(_ directory: ExportDirectory, _ file: String) throws(CourseError) -> XMLElement {

@@ -192,6 +192,22 @@ import TestSupport
         #expect(course.displayName == "Inline" && course.issues == [])
     }
 
+    @Test func aCourseWithoutANumberIsNumberedAfterItsFolderOrTarball() throws {
+        let parent = TestSupport.temporaryFolder("numberless")
+        try TestSupport.write(["legacy course/course.xml": #"<course url_name="r" org="O"><chapter display_name="C"/></course>"#], under: parent)
+        let folder = try CourseLoader.load(try ExportDirectory(root: parent + "/legacy course"))
+        #expect(folder.id == "course-v1:O+legacy_course+r")
+        #expect(folder.warnings.map(\.message) == [#"the <course> element has no course attribute; using "legacy_course" as the LMS does"#])
+        let tar = try #require(TestSupport.which("tar"))
+        #expect(try TestSupport.run(tar, ["czf", parent + "/export_2012.tar.gz", "-C", parent + "/legacy course", "."]).status == 0)
+        // Unpacked into a fresh temporary folder each time, and still the same id.
+        for _ in 0..<2 {
+            let (course, export) = try CourseLoader.open(parent + "/export_2012.tar.gz")
+            export.close()
+            #expect(course.id == "course-v1:O+export_2012+r")
+        }
+    }
+
     @Test func aMissingCourseRunFileIsAnIssueAndTheCourseIsEmpty() throws {
         let root = TestSupport.temporaryFolder("norun")
         try TestSupport.write(["course.xml": #"<course org="O" course="N" slug="2014_Fall"/>"#], under: root)
