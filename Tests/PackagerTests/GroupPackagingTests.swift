@@ -79,6 +79,19 @@ func splitTestCourse() throws -> String {
         #expect(now.blocks.allSatisfy { $0.lastModified == "2026-11-22T10:00:00Z" })
     }
 
+    @Test func aSplitTestChildInNoGroupIsArchivedForNoLearner() throws {
+        let course = try splitTestCourse()
+        try TestSupport.write(["vertical/v.xml": #"<vertical><split_test url_name="experiment" user_partition_id="4" group_id_to_child='{"1": "i4x://O/N/html/text_a"}'><html url_name="text_a"/><html url_name="text_b"/></split_test></vertical>"#], under: course)
+        let (out, report) = try build(course)
+        #expect(report.warnings.contains { $0.message.contains(#"<html> "text_b" of the split_test is in no group"#) })
+        let blocks = try manifest(in: out).blocks
+        let orphan = try #require(blocks.first { $0.usageID.hasSuffix("block@text_b") })
+        #expect(orphan.archive != nil && orphan.groupAccess == ["4": []])
+        #expect(orphan.splitTest == SplitTestGroupEntry(usageID: Self.experiment, userPartitionID: 4, groupID: nil))
+        #expect(!orphan.isVisible(toLearnerIn: [4: 1]) && !orphan.isVisible(toLearnerIn: [:]))
+        #expect(blocks.first { $0.usageID.hasSuffix("block@text_a") }?.isVisible(toLearnerIn: [4: 1]) == true)
+    }
+
     @Test func theDemoCourseRecordsItsContentGroups() throws {
         let (out, _) = try build(TestSupport.demoCourse)
         let restricted = try manifest(in: out).blocks.filter { $0.groupAccess != nil }
