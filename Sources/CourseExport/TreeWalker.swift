@@ -127,9 +127,12 @@ struct TreeWalker {
                 issues.append(CourseIssue(usageID: id, file: file, message: "<\(type) filename=\"\(filename)\">: not a plain file name inside \(type)/"))
                 return nil
             }
-            let definitionFile = "\(type)/\(filename.hasSuffix(".xml") ? String(filename.dropLast(4)) : filename).xml"
-            guard exists(definitionFile) else {
-                issues.append(CourseIssue(usageID: id, file: file, message: "<\(type) filename=\"\(filename)\"/> points to \(definitionFile), which is missing"))
+            let name = "\(filename.hasSuffix(".xml") ? String(filename.dropLast(4)) : filename).xml"
+            let primary = "\(type)/\(name)"
+            // Fall 2012 courses kept problems in problems/ or at the top; the LMS still looks there.
+            let candidates = [primary] + (type == "problem" ? ["problems/\(name)", name] : [])
+            guard let definitionFile = candidates.first(where: exists) else {
+                issues.append(CourseIssue(usageID: id, file: file, message: "<\(type) filename=\"\(filename)\"/> points to \(primary), which is missing"))
                 return nil
             }
             return load(definitionFile, pointer: element, id: id)

@@ -148,6 +148,16 @@ import TestSupport
         #expect(course.issues.map(\.message) == [#"<problem filename="gone"/> points to problem/gone.xml, which is missing"#])
     }
 
+    @Test func problemFilenamesAreAlsoFoundInTheOldProblemsFolder() throws {
+        let course = try load([
+            "vertical/v1.xml": #"<vertical><problem filename="old_style" display_name="Old"/><problem filename="top" display_name="Top"/></vertical>"#,
+            "problems/old_style.xml": "<problem><p>from problems/</p></problem>",
+            "top.xml": "<problem><p>from the top</p></problem>",
+        ])
+        #expect(course.issues == [])
+        #expect(course.blocks.filter { $0.type == "problem" }.map(\.file) == ["problems/old_style.xml", "top.xml"])
+    }
+
     @Test func aPointerFileWithAnotherRootElementIsRead() throws {
         let course = try load([
             "chapter/ch1.xml": #"<sequential display_name="Chapter kept in a sequential root"><sequential url_name="seq1"/></sequential>"#,
