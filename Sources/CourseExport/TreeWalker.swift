@@ -135,6 +135,10 @@ struct TreeWalker {
                 issues.append(CourseIssue(usageID: id, file: file, message: "<\(type) filename=\"\(filename)\"/> points to \(primary), which is missing"))
                 return nil
             }
+            guard !visiting.contains(definitionFile) else {
+                issues.append(CourseIssue(usageID: id, file: definitionFile, message: "definition cycle: \(definitionFile) includes itself"))
+                return nil
+            }
             return load(definitionFile, pointer: element, id: id)
         }
 

@@ -158,6 +158,11 @@ import TestSupport
         #expect(course.blocks.filter { $0.type == "problem" }.map(\.file) == ["problems/old_style.xml", "top.xml"])
     }
 
+    @Test func aFilenameDefinitionThatIncludesItselfIsACycle() throws {
+        let course = try load(["vertical/v1.xml": #"<vertical><vertical filename="loop"/></vertical>"#, "vertical/loop.xml": #"<vertical><vertical filename="loop"/></vertical>"#])
+        #expect(course.issues.map(\.message) == ["definition cycle: vertical/loop.xml includes itself"])
+    }
+
     @Test func aPointerFileWithAnotherRootElementIsRead() throws {
         let course = try load([
             "chapter/ch1.xml": #"<sequential display_name="Chapter kept in a sequential root"><sequential url_name="seq1"/></sequential>"#,
