@@ -120,13 +120,10 @@ public struct BlockRenderer: Sendable {
             contentFile: contentFile)
     }
 
-    /// `<html filename="F"/>` keeps its HTML in `html/F.html`; older exports inline it.
+    /// `<html filename="F"/>` keeps its HTML in a file (CourseExport finds which, as the LMS
+    /// does); otherwise the HTML is the content of the block's element, whatever its name.
     func htmlContent(of block: Block, export: ExportDirectory) throws(RenderError) -> (bytes: [UInt8], file: String) {
-        if let filename = block.attributes["filename"], !filename.isEmpty {
-            guard TreeNames.isSafeFileName(filename) else {
-                throw .missingContent(path: block.file, reason: "filename=\"\(filename)\" is not a plain file name")
-            }
-            let file = "html/" + (filename.hasSuffix(".html") ? filename : filename + ".html")
+        if let file = block.htmlFile {
             do {
                 return (Self.withoutBOM(try export.read(file)), file)
             } catch {
@@ -145,12 +142,5 @@ public struct BlockRenderer: Sendable {
     static func isRightToLeft(_ language: String) -> Bool {
         let primary = language.split(separator: "-").first.map { $0.lowercased() } ?? ""
         return ["ar", "he", "fa", "ur", "ps", "yi", "dv", "ku", "sd", "ug"].contains(primary)
-    }
-}
-
-enum TreeNames {
-    /// A name that stays inside its folder: no separators, no `..`, no NUL.
-    static func isSafeFileName(_ name: String) -> Bool {
-        !name.isEmpty && name != "." && name != ".." && !name.contains("/") && !name.contains("\\") && !name.contains("\0")
     }
 }

@@ -12,6 +12,9 @@ public struct Course: Sendable {
     public let staticFiles: StaticIndex
     /// Blocks that could not be read; each left out with its reason.
     public let issues: [CourseIssue]
+    /// What was read differently from how it is written, as the LMS import does it (a
+    /// duplicate url_name renamed, a course without `org`), each with what was done instead.
+    public let warnings: [CourseIssue]
 
     public var id: String { "course-v1:\(org)+\(number)+\(run)" }
 
@@ -43,6 +46,33 @@ public struct Block: Sendable {
     /// Usage ids of the enclosing blocks, nearest first (vertical, sequential, chapter, course).
     public let parents: [String]
     public internal(set) var children: [String]
+    /// Who may see the block, as the LMS merges it down the tree: user partition id → the
+    /// group ids allowed in it. The block's own `group_access`, its ancestors' and the group
+    /// of an enclosing `split_test` all apply; an empty list means no group sees it. Empty
+    /// when every learner sees the block.
+    public let groupAccess: [Int: [Int]]
+    /// The nearest enclosing `split_test` and the group this block belongs to there.
+    public let splitTestGroup: SplitTestGroup?
+    /// For an html block with `filename`: the export-relative file holding its HTML, found the
+    /// way the LMS looks for it. Nil when the HTML is the content of the block's element.
+    public let htmlFile: String?
 
     public var isContainer: Bool { Self.containerTypes.contains(type) }
+}
+
+/// Membership of a block in one group of a `split_test` (an A/B experiment or content
+/// experiment): a learner sees the block when the LMS put them in `groupID` of the user
+/// partition `userPartitionID`.
+public struct SplitTestGroup: Sendable, Equatable {
+    /// Usage id of the `split_test` block.
+    public let splitTest: String
+    public let userPartitionID: Int
+    /// Nil when `group_id_to_child` names the child for no group: the LMS shows it to nobody.
+    public let groupID: Int?
+
+    public init(splitTest: String, userPartitionID: Int, groupID: Int?) {
+        self.splitTest = splitTest
+        self.userPartitionID = userPartitionID
+        self.groupID = groupID
+    }
 }

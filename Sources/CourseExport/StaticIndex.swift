@@ -25,6 +25,11 @@ public struct StaticIndex: Sendable {
         byAssetKey = keys
     }
 
+    /// macOS's `._NAME` resource-fork files, which the LMS import skips: not course files.
+    public static func isAppleDouble(_ path: String) -> Bool {
+        (path.split(separator: "/").last ?? "").hasPrefix("._")
+    }
+
     /// Studio serves a file under this name: `/` and anything outside `[A-Za-z0-9._%-]` become `_`.
     public static func cleanedName(_ name: String) -> String {
         String(String.UnicodeScalarView(name.unicodeScalars.map { scalar in

@@ -1,9 +1,11 @@
 import Foundation
 import ParallelMap
 
-/// Walks the block tree depth first, resolving pointers (`<vertical url_name="x"/>` means
-/// `vertical/x.xml`) and keeping inline definitions. A block that cannot be read becomes a
-/// `CourseIssue` and is left out with its subtree; the rest of the course still loads.
+/// Walks the block tree depth first, reading each element the way the LMS import
+/// (edx-platform's XML modulestore) reads it: pointers (`<vertical url_name="x"/>` means
+/// `vertical/x.xml`), `filename=` definitions, inline definitions, legacy names (`slug`,
+/// `name`, `display_name`), and duplicate names made unique. A block that cannot be read
+/// becomes a `CourseIssue` and is left out with its subtree; the rest of the course still loads.
 struct TreeWalker {
     let directory: ExportDirectory
     let org: String
@@ -12,13 +14,20 @@ struct TreeWalker {
     let policy: Policy
     private(set) var blocks: [Block] = []
     private(set) var issues: [CourseIssue] = []
+    private(set) var warnings: [CourseIssue] = []
     /// Block files read and parsed ahead, in parallel; the walk itself stays sequential.
     var prefetched: [String: Result<([UInt8], XMLElement), CourseError>] = [:]
+    /// Usage id → the file that defined it, to tell a second use of a name from the first.
     private var definedBy: [String: String] = [:]
+    /// Usage id → the file its element is written in (a pointer's parent), for messages.
+    private var usedIn: [String: String] = [:]
     private var visiting: Set<String> = []
 
     /// Tags that are never published content.
     static let unpublishedTypes: Set<String> = ["wiki"]
+    /// Child elements that are settings of their parent, not blocks: the LMS reads a course's
+    /// `<textbook>` and a conditional's `<show>` into fields of the parent.
+    static let settingElements: [String: Set<String>] = ["course": ["textbook"], "conditional": ["show"]]
     /// Hard bound on pointer depth, so a cycle or absurd nesting cannot exhaust the stack.
     static let maximumDepth = 64
 
@@ -34,10 +43,12 @@ struct TreeWalker {
         "block-v1:\(org)+\(number)+\(run)+type@\(type)+block@\(urlName)"
     }
 
-    mutating func visitCourse(_ definition: XMLElement, pointer: XMLElement, source: [UInt8], file: String) {
-        let resolved = Resolved(definition: definition, source: source, file: file,
-                                attributes: merge(definition.attributes, pointer.attributes))
-        add(type: "course", urlName: run, resolved: resolved, parents: [])
+    /// What a block inherits from the blocks above it.
+    private struct Context {
+        /// Usage ids of the enclosing blocks, nearest first.
+        var parents: [String] = []
+        var groupAccess: [Int: [Int]] = [:]
+        var splitTestGroup: SplitTestGroup?
     }
 
     private struct Resolved {
@@ -47,92 +58,339 @@ struct TreeWalker {
         let attributes: [String: String]
     }
 
-    private mutating func visit(_ element: XMLElement, index: Int, source: [UInt8], file: String, parents: [String]) -> String? {
+    mutating func visitCourse(_ definition: XMLElement, pointer: XMLElement, source: [UInt8], file: String) {
+        let resolved = Resolved(definition: definition, source: source, file: file,
+                                attributes: merge(definition.attributes, pointer.attributes))
+        add(type: "course", urlName: run, resolved: resolved, context: Context(), htmlFile: nil)
+    }
+
+    /// Records that the course's own definition could not be read; the course is then empty.
+    mutating func reportCourseIssue(_ issue: CourseIssue) { issues.append(issue) }
+    mutating func reportCourseWarning(_ warning: CourseIssue) { warnings.append(warning) }
+
+    private mutating func visit(_ element: XMLElement, index: Int, source: [UInt8], file: String, context: Context) -> String? {
         let type = element.name
         if Self.unpublishedTypes.contains(type) { return nil }
-        let parent = parents.first ?? ""
-        guard parents.count < Self.maximumDepth else {
+        let parent = context.parents.first ?? ""
+        guard context.parents.count < Self.maximumDepth else {
             issues.append(CourseIssue(usageID: nil, file: file, message: "blocks nested deeper than \(Self.maximumDepth) levels under \(parent)"))
             return nil
         }
-        let urlName: String
-        if let given = element.attribute("url_name") {
+        var urlName: String
+        switch Self.declaredName(of: element) {
+        case .explicit(let attribute, let given):
             if let problem = Self.problemWithURLName(given) {
-                issues.append(CourseIssue(usageID: nil, file: file, message: "<\(type) url_name=\"\(given)\">: \(problem)"))
+                issues.append(CourseIssue(usageID: nil, file: file, message: "<\(type) \(attribute)=\"\(given)\">: \(problem)"))
                 return nil
             }
             urlName = given
-        } else {
+        case .derived(let name) where Self.problemWithURLName(name) == nil:
+            urlName = name
+        case .derived, .none:
             urlName = Self.generatedURLName(parent: parent, type: type, index: index)
         }
-        let id = usageID(type, urlName)
+        let declaredID = usageID(type, urlName)
 
-        let resolved: Resolved
-        let isPointer = element.attribute("url_name") != nil && element.childElements.isEmpty
-        let pointerFile = "\(type)/\(urlName.contains(":") ? urlName.split(separator: ":", omittingEmptySubsequences: false).joined(separator: "/") : urlName).xml"
-        // A prefetched file exists (even one that failed to parse); only others need a look.
-        if isPointer && (prefetched[pointerFile] != nil || directory.exists(pointerFile)) {
+        guard let resolved = resolve(element, type: type, urlName: urlName, id: declaredID, source: source, file: file) else {
+            return nil
+        }
+
+        var htmlFile: String?
+        if type == "html", let filename = resolved.attributes["filename"], !filename.isEmpty {
+            switch Self.htmlFile(filename: filename, urlName: urlName, exists: { self.exists($0) }) {
+            case .success(let found): htmlFile = found
+            case .failure(let problem):
+                issues.append(CourseIssue(usageID: declaredID, file: resolved.file, message: problem.description))
+                return nil
+            }
+        }
+
+        if let first = definedBy[declaredID] {
+            let unique = uniqueName(type: type, urlName: urlName, element: element, source: source, parent: parent)
+            warnings.append(CourseIssue(
+                usageID: usageID(type, unique), file: file,
+                message: "url_name \"\(urlName)\" of <\(type)> is used again (first in \(usedIn[declaredID] ?? first)); the LMS import warns and renames the later one, so this one is published as \"\(unique)\""))
+            urlName = unique
+        }
+        usedIn[usageID(type, urlName)] = file
+        let inserted = visiting.insert(resolved.file).inserted
+        defer { if inserted { visiting.remove(resolved.file) } }
+        return add(type: type, urlName: urlName, resolved: resolved, context: context, htmlFile: htmlFile)
+    }
+
+    /// The element's definition: the file a pointer or a `filename` names, or the element itself.
+    private mutating func resolve(_ element: XMLElement, type: String, urlName: String, id: String, source: [UInt8], file: String) -> Resolved? {
+        // Non-html blocks of old courses name their definition file with `filename`
+        // (`<problem filename="p1"/>` is `problem/p1.xml`); html's `filename` is its HTML file.
+        if type != "html", let filename = element.attribute("filename"), !filename.isEmpty {
+            guard Self.isPathInsideFolder(filename) else {
+                issues.append(CourseIssue(usageID: id, file: file, message: "<\(type) filename=\"\(filename)\">: not a plain file name inside \(type)/"))
+                return nil
+            }
+            let name = "\(filename.hasSuffix(".xml") ? String(filename.dropLast(4)) : filename).xml"
+            let primary = "\(type)/\(name)"
+            // Fall 2012 courses kept problems in problems/ or at the top; the LMS still looks there.
+            let candidates = [primary] + (type == "problem" ? ["problems/\(name)", name] : [])
+            guard let definitionFile = candidates.first(where: exists) else {
+                issues.append(CourseIssue(usageID: id, file: file, message: "<\(type) filename=\"\(filename)\"/> points to \(primary), which is missing"))
+                return nil
+            }
+            guard !visiting.contains(definitionFile) else {
+                issues.append(CourseIssue(usageID: id, file: definitionFile, message: "definition cycle: \(definitionFile) includes itself"))
+                return nil
+            }
+            return load(definitionFile, pointer: element, id: id)
+        }
+
+        let reference = element.attribute("url_name") ?? element.attribute("slug")
+        let isPointer = reference != nil && element.childElements.isEmpty
+            && element.text.allSatisfy { $0.isWhitespace }
+        let pointerFile = "\(type)/\(urlName.split(separator: ":", omittingEmptySubsequences: false).joined(separator: "/")).xml"
+        if isPointer && exists(pointerFile) {
             guard !visiting.contains(pointerFile) else {
                 issues.append(CourseIssue(usageID: id, file: pointerFile, message: "pointer cycle: \(pointerFile) includes itself"))
                 return nil
             }
-            do {
-                let (bytes, parsed) = try prefetched[pointerFile]?.get() ?? Self.readAndParse(directory, pointerFile)
-                let definition = parsed
-                guard definition.name == type else {
-                    throw CourseError.invalid(path: pointerFile, reason: "root element is <\(definition.name)>, expected <\(type)>")
-                }
-                resolved = Resolved(definition: definition, source: bytes, file: pointerFile,
-                                    attributes: merge(definition.attributes, element.attributes))
-            } catch {
-                issues.append(CourseIssue(usageID: id, file: pointerFile, message: "\(error)"))
-                return nil
-            }
-        } else if isPointer && element.attributes.count == 1 {
+            return load(pointerFile, pointer: element, id: id)
+        }
+        if isPointer && element.attributes.count == 1 {
             issues.append(CourseIssue(usageID: id, file: file, message: "<\(type) url_name=\"\(urlName)\"/> points to \(pointerFile), which is missing"))
             return nil
-        } else {
-            resolved = Resolved(definition: element, source: source, file: file, attributes: merge(element.attributes, []))
         }
-
-        if let first = definedBy[id] {
-            issues.append(CourseIssue(usageID: id, file: resolved.file, message: "duplicate url_name \"\(urlName)\" for <\(type)>, already defined in \(first); this one is skipped"))
-            return nil
-        }
-        definedBy[id] = resolved.file
-        visiting.insert(resolved.file)
-        defer { visiting.remove(resolved.file) }
-        add(type: type, urlName: urlName, resolved: resolved, parents: parents)
-        return id
+        return Resolved(definition: element, source: source, file: file, attributes: merge(element.attributes, []))
     }
 
-    private mutating func add(type: String, urlName: String, resolved: Resolved, parents: [String]) {
+    /// A definition file; its root element's name does not matter (the LMS takes the type from
+    /// the pointer, and old exports hold `<sequential>` in `chapter/` or `<ol>` in `html/`).
+    private mutating func load(_ definitionFile: String, pointer: XMLElement, id: String) -> Resolved? {
+        let loaded: ([UInt8], XMLElement)
+        switch prefetched[definitionFile] {
+        case .success(let value)?: loaded = value
+        case .failure(let error)?:
+            issues.append(CourseIssue(usageID: id, file: definitionFile, message: "\(error)"))
+            return nil
+        case nil:
+            do {
+                loaded = try Self.readAndParse(directory, definitionFile)
+            } catch {
+                issues.append(CourseIssue(usageID: id, file: definitionFile, message: "\(error)"))
+                return nil
+            }
+        }
+        let (bytes, definition) = loaded
+        return Resolved(definition: definition, source: bytes, file: definitionFile,
+                        attributes: merge(definition.attributes, pointer.attributes))
+    }
+
+    private func exists(_ file: String) -> Bool {
+        // A prefetched file exists (even one that failed to parse); only others need a look.
+        prefetched[file] != nil || directory.exists(file)
+    }
+
+    @discardableResult
+    private mutating func add(type: String, urlName: String, resolved: Resolved, context: Context, htmlFile: String?) -> String {
         let id = usageID(type, urlName)
         definedBy[id] = resolved.file
         var attributes = resolved.attributes
         for (key, value) in policy.overrides["\(type)/\(urlName)"] ?? [:] { attributes[key] = value }
+        var own: [Int: [Int]] = [:]
+        if let text = attributes["group_access"] {
+            if let parsed = Self.groupAccess(text) {
+                own = parsed
+            } else {
+                warnings.append(CourseIssue(usageID: id, file: resolved.file, message: "group_access \"\(text)\" is not a JSON object of user partition ids to group id lists; ignored, so every learner sees the block"))
+            }
+        }
+        let groupAccess = Self.merged(context.groupAccess, own)
         let position = blocks.count
         blocks.append(Block(
             type: type, urlName: urlName, usageID: id, displayName: attributes["display_name"],
             attributes: attributes, definition: resolved.definition, definitionSource: resolved.source,
-            file: resolved.file, parents: parents, children: []))
-        guard Block.containerTypes.contains(type) else { return }
+            file: resolved.file, parents: context.parents, children: [],
+            groupAccess: groupAccess, splitTestGroup: context.splitTestGroup, htmlFile: htmlFile))
+        guard Block.containerTypes.contains(type) else { return id }
+
+        let settings = Self.settingElements[type] ?? []
+        let split = type == "split_test" ? splitTestGroups(attributes, id: id, file: resolved.file) : nil
         var children: [String] = []
-        var members = resolved.definition.childElements
-        // A learner sees one group of a split test; offline bundles carry the default (first) one.
-        if type == "split_test" { members = Array(members.prefix(1)) }
-        for (index, child) in members.enumerated() {
-            if let childID = visit(child, index: index, source: resolved.source, file: resolved.file, parents: [id] + parents) {
+        for (index, child) in resolved.definition.childElements.enumerated() where !settings.contains(child.name) {
+            var inner = Context(parents: [id] + context.parents, groupAccess: groupAccess, splitTestGroup: context.splitTestGroup)
+            // Every group of a split test is content: each child carries the group that sees it.
+            if let split {
+                let groups = Self.declaredName(of: child).map { split.groups["\(child.name)/\($0.value)"] ?? [] } ?? []
+                inner.splitTestGroup = SplitTestGroup(splitTest: id, userPartitionID: split.partition, groupID: groups.first)
+                inner.groupAccess[split.partition] = (inner.groupAccess[split.partition] ?? groups).filter(groups.contains)
+                if groups.isEmpty {
+                    let named = Self.declaredName(of: child).map { " \"\($0.value)\"" } ?? " (child \(index + 1))"
+                    warnings.append(CourseIssue(usageID: id, file: resolved.file, message: "<\(child.name)>\(named) of the split_test is in no group of its group_id_to_child, so the LMS shows it to no learner; it is published with an empty group list"))
+                }
+            }
+            if let childID = visit(child, index: index, source: resolved.source, file: resolved.file, context: inner) {
                 children.append(childID)
             }
         }
         blocks[position].children = children
+        return id
+    }
+
+    /// A split test's user partition and, per child (`"TYPE/URL_NAME"`), the groups shown it;
+    /// nil (every child shown to every learner, with a warning) when the partition is unreadable.
+    private mutating func splitTestGroups(_ attributes: [String: String], id: String, file: String) -> (partition: Int, groups: [String: [Int]])? {
+        guard let partitionText = attributes["user_partition_id"], let partition = Int(partitionText.trimmingCharacters(in: .whitespaces)) else {
+            warnings.append(CourseIssue(usageID: id, file: file, message: "split_test has no readable user_partition_id; its groups are published for every learner"))
+            return nil
+        }
+        var groups: [String: [Int]] = [:]
+        let mapping = attributes["group_id_to_child"].flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        if mapping == nil {
+            warnings.append(CourseIssue(usageID: id, file: file, message: "split_test has no readable group_id_to_child (a JSON object of group id to child location)"))
+        }
+        for (key, value) in mapping ?? [:] {
+            guard let group = Int(key), let location = value as? String, let child = Self.typeAndName(ofLocation: location) else {
+                warnings.append(CourseIssue(usageID: id, file: file, message: "split_test group_id_to_child entry \"\(key)\" is not a group id and a child location; ignored"))
+                continue
+            }
+            groups[child, default: []].append(group)
+        }
+        return (partition, groups.mapValues { $0.sorted() })
+    }
+
+    /// `"TYPE/NAME"` of `i4x://ORG/COURSE/TYPE/NAME` or `block-v1:…+type@TYPE+block@NAME`.
+    static func typeAndName(ofLocation location: String) -> String? {
+        if location.hasPrefix("i4x://") {
+            let parts = location.dropFirst("i4x://".count).split(separator: "/", omittingEmptySubsequences: false)
+            guard parts.count >= 4 else { return nil }
+            return "\(parts[2])/\(parts[3].split(separator: "@").first ?? "")"
+        }
+        let fields = location.split(separator: "+")
+        guard let type = fields.first(where: { $0.hasPrefix("type@") }), let name = fields.first(where: { $0.hasPrefix("block@") }) else {
+            return nil
+        }
+        return "\(type.dropFirst("type@".count))/\(name.dropFirst("block@".count))"
+    }
+
+    /// `group_access` as Open edX stores it: `{"<partition id>": [group ids]}`; null lists mean
+    /// no restriction. Nil when the text is not that.
+    static func groupAccess(_ text: String) -> [Int: [Int]]? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else { return nil }
+        var result: [Int: [Int]] = [:]
+        for (key, value) in object {
+            guard let partition = Int(key) else { return nil }
+            if value is NSNull { continue }
+            guard let list = value as? [Any] else { return nil }
+            var groups: [Int] = []
+            for item in list {
+                guard let number = item as? NSNumber, let group = Int(exactly: number.doubleValue) else { return nil }
+                groups.append(group)
+            }
+            result[partition] = Array(Set(groups)).sorted()
+        }
+        return result
+    }
+
+    /// The LMS's merge down the tree: a partition restricted above and here allows only the
+    /// groups both allow (possibly none); an empty list here restricts nothing.
+    static func merged(_ inherited: [Int: [Int]], _ own: [Int: [Int]]) -> [Int: [Int]] {
+        var result = inherited
+        for (partition, groups) in own where !groups.isEmpty {
+            result[partition] = result[partition].map { $0.filter(groups.contains) } ?? groups
+        }
+        return result
     }
 
     private func merge(_ base: [XMLAttribute], _ overrides: [XMLAttribute]) -> [String: String] {
         var result: [String: String] = [:]
         for attribute in base + overrides { result[attribute.name] = attribute.value }
         return result
+    }
+
+    /// A stable name for a later block that reuses a url_name: the LMS's form
+    /// (`TYPE_NAME_HASH`), hashed over the enclosing block and the element's own source, so
+    /// the same course gives the same name on every build; a counter parts identical twins.
+    private func uniqueName(type: String, urlName: String, element: XMLElement, source: [UInt8], parent: String) -> String {
+        let end = min(max(element.contentRange.upperBound, element.offset), source.count)
+        let start = min(element.offset, end)
+        let base = "\(type)_\(urlName)_\(Self.hash(Array(parent.utf8) + [0] + Array(source[start..<end])))"
+        var candidate = base
+        var counter = 2
+        while definedBy[usageID(type, candidate)] != nil {
+            candidate = "\(base)_\(counter)"
+            counter += 1
+        }
+        return candidate
+    }
+
+    enum DeclaredName {
+        /// `url_name` or `slug`, used as written.
+        case explicit(attribute: String, String)
+        /// `name` or `display_name`, cleaned as the LMS cleans it into a url_name.
+        case derived(String)
+
+        var value: String {
+            switch self {
+            case .explicit(_, let value), .derived(let value): return value
+            }
+        }
+    }
+
+    /// The LMS's order: `url_name`, `slug`, then `name` and `display_name` made id-safe; the
+    /// first attribute present decides, and an empty one means no name.
+    static func declaredName(of element: XMLElement) -> DeclaredName? {
+        for attribute in ["url_name", "slug"] {
+            if let value = element.attribute(attribute) { return value.isEmpty ? nil : .explicit(attribute: attribute, value) }
+        }
+        for attribute in ["name", "display_name"] {
+            if let value = element.attribute(attribute) {
+                let cleaned = cleanedName(value)
+                return cleaned.isEmpty ? nil : .derived(cleaned)
+            }
+        }
+        return nil
+    }
+
+    /// opaque-keys' `BlockUsageLocator.clean`: every character but word characters, `.`, `%`
+    /// and `-` becomes `_`, and runs of `_` become one.
+    static func cleanedName(_ name: String) -> String {
+        var out = ""
+        for scalar in name.unicodeScalars {
+            let keep = scalar.properties.isAlphabetic || scalar.properties.numericType != nil || ".%-_".unicodeScalars.contains(scalar)
+            let next: Character = keep ? Character(scalar) : "_"
+            if next == "_" && out.last == "_" { continue }
+            out.append(next)
+        }
+        return out
+    }
+
+    /// Where the LMS finds an html block's `filename`: `FILENAME.html` in the folder of the
+    /// block's own pointer file (`html/`, or `html/a/` for url_name `a:b`); failing that, a
+    /// name that already ends in `.html`, then the same path with leading folders dropped.
+    /// The first that exists, else the first candidate (whose absence the renderer reports).
+    static func htmlFile(filename: String, urlName: String, exists: (String) -> Bool) -> Result<String, HTMLFileProblem> {
+        guard isPathInsideFolder(filename) else {
+            return .failure(HTMLFileProblem(description: "filename=\"\(filename)\" is not a plain file name inside html/"))
+        }
+        let pointerPath = "html/" + urlName.split(separator: ":", omittingEmptySubsequences: false).joined(separator: "/")
+        let folder = pointerPath.split(separator: "/").dropLast().joined(separator: "/")
+        let primary = folder + "/" + filename + ".html"
+        if exists(primary) { return .success(primary) }
+        var path = primary.hasSuffix(".html.html") ? String(primary.dropLast(".html".count)) : primary
+        var candidates: [String] = []
+        while let slash = path.firstIndex(of: "/") {
+            candidates.append(path)
+            path = String(path[path.index(after: slash)...])
+        }
+        return .success(candidates.first(where: exists) ?? primary)
+    }
+
+    struct HTMLFileProblem: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// A relative path that stays inside the folder it is relative to: no absolute path, no
+    /// `.`/`..`/empty component, no backslash or NUL.
+    static func isPathInsideFolder(_ path: String) -> Bool {
+        !path.isEmpty && !path.contains("\\") && !path.utf8.contains(0)
+            && !path.split(separator: "/", omittingEmptySubsequences: false).contains { $0.isEmpty || $0 == "." || $0 == ".." }
     }
 
     static func readAndParse(_ directory: ExportDirectory, _ file: String) throws(CourseError) -> ([UInt8], XMLElement) {
@@ -173,11 +431,16 @@ struct TreeWalker {
         return nil
     }
 
-    /// Stable id for an inline block without url_name: the same position in the same parent
+    /// Stable id for an inline block without any name: the same position in the same parent
     /// always gives the same id, so rebuilds stay incremental.
     static func generatedURLName(parent: String, type: String, index: Int) -> String {
+        hash(Array("\(parent)|\(type)|\(index)".utf8))
+    }
+
+    /// 64-bit FNV-1a as 16 hex digits: stable across platforms and releases, unlike `Hasher`.
+    static func hash(_ bytes: [UInt8]) -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in "\(parent)|\(type)|\(index)".utf8 {
+        for byte in bytes {
             hash ^= UInt64(byte)
             hash &*= 0x0000_0100_0000_01b3
         }

@@ -49,6 +49,15 @@ enum CanonicalJSON {
         if let archive = block.archive { out.key("archive", in: &object); out.string(archive) }
         if let contentHash = block.contentHash { out.key("content_hash", in: &object); out.string(contentHash) }
         if let displayName = block.displayName { out.key("display_name", in: &object); out.string(displayName) }
+        if let groupAccess = block.groupAccess {
+            out.key("group_access", in: &object)
+            var inner = out.beginObject(level: level + 1)
+            for partition in groupAccess.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+                out.dynamicKey(partition, in: &inner)
+                out.integers(groupAccess[partition] ?? [], level: level + 2)
+            }
+            out.endObject(inner)
+        }
         if let lastModified = block.lastModified { out.key("last_modified", in: &object); out.string(lastModified) }
         if let offline = block.offline { out.key("offline", in: &object); out.boolean(offline) }
         if let download = block.offlineDownload {
@@ -69,6 +78,16 @@ enum CanonicalJSON {
         if let runtime = block.runtime { out.key("runtime", in: &object); out.string(runtime) }
         if let sha256 = block.sha256 { out.key("sha256", in: &object); out.string(sha256) }
         if let size = block.size { out.key("size", in: &object); out.unsigned(size) }
+        if let split = block.splitTest {
+            out.key("split_test", in: &object)
+            var inner = out.beginObject(level: level + 1)
+            if let group = split.groupID { out.key("group_id", in: &inner); out.integer(Int64(group)) }
+            out.key("usage_id", in: &inner)
+            out.string(split.usageID)
+            out.key("user_partition_id", in: &inner)
+            out.integer(Int64(split.userPartitionID))
+            out.endObject(inner)
+        }
         out.key("type", in: &object)
         out.string(block.type)
         out.key("usage_id", in: &object)
@@ -104,6 +123,16 @@ enum CanonicalJSON {
             object.count += 1
         }
 
+        /// A key that is data (a partition id), escaped like any string.
+        mutating func dynamicKey(_ key: String, in object: inout Object) {
+            if object.count > 0 { bytes.append(UInt8(ascii: ",")) }
+            bytes.append(UInt8(ascii: "\n"))
+            indent(object.level + 1)
+            string(key)
+            bytes.append(contentsOf: [UInt8(ascii: " "), UInt8(ascii: ":"), UInt8(ascii: " ")])
+            object.count += 1
+        }
+
         /// Foundation writes an empty container as an empty line between its brackets.
         mutating func endObject(_ object: Object) {
             bytes.append(UInt8(ascii: "\n"))
@@ -132,6 +161,15 @@ enum CanonicalJSON {
             for (index, item) in items.enumerated() {
                 element(index, level: level)
                 string(item)
+            }
+            endArray(count: items.count, level: level)
+        }
+
+        mutating func integers(_ items: [Int], level: Int) {
+            beginArray()
+            for (index, item) in items.enumerated() {
+                element(index, level: level)
+                integer(Int64(item))
             }
             endArray(count: items.count, level: level)
         }

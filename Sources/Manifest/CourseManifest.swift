@@ -80,6 +80,12 @@ public struct BlockEntry: Codable, Sendable, Equatable {
     public var requiresNetwork: [String]?
     /// The runtime archive (`CourseManifest.runtime.archive`) the page loads scripts from.
     public var runtime: String?
+    /// Who may see the block: user partition id (as a decimal string) → the group ids allowed
+    /// in it, merged down the course tree as the LMS does (the block's own `group_access`, its
+    /// ancestors', and the group of an enclosing split test). Absent when every learner sees it.
+    public var groupAccess: [String: [Int]]?
+    /// The nearest enclosing `split_test` and the group of it this block belongs to.
+    public var splitTest: SplitTestGroupEntry?
 
     public init(
         usageID: String, type: String, displayName: String?, parents: [String],
@@ -122,6 +128,47 @@ public struct BlockEntry: Codable, Sendable, Equatable {
         case reason
         case requiresNetwork = "requires_network"
         case runtime
+        case groupAccess = "group_access"
+        case splitTest = "split_test"
+    }
+
+    /// Whether a learner in `groups` (user partition id → their group in it) sees this block:
+    /// for every partition the block is restricted in, the learner's group must be one it
+    /// allows. A learner in no group of a restricting partition does not see the block, as in
+    /// the LMS.
+    public func isVisible(toLearnerIn groups: [Int: Int]) -> Bool {
+        for (partition, allowed) in groupAccess ?? [:] {
+            guard let id = Int(partition), let group = groups[id], allowed.contains(group) else { return false }
+        }
+        return true
+    }
+}
+
+/// A block's place in a split test (content experiment).
+public struct SplitTestGroupEntry: Codable, Sendable, Equatable {
+    /// Usage id of the `split_test` block.
+    public var usageID: String
+    public var userPartitionID: Int
+    /// Absent when the split test's `group_id_to_child` names the block for no group.
+    public var groupID: Int?
+
+    public init(usageID: String, userPartitionID: Int, groupID: Int?) {
+        self.usageID = usageID
+        self.userPartitionID = userPartitionID
+        self.groupID = groupID
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case usageID = "usage_id"
+        case userPartitionID = "user_partition_id"
+        case groupID = "group_id"
+    }
+}
+
+extension CourseManifest {
+    /// The blocks a learner in `groups` (user partition id → their group) sees, in course order.
+    public func blocks(visibleToLearnerIn groups: [Int: Int]) -> [BlockEntry] {
+        blocks.filter { $0.isVisible(toLearnerIn: groups) }
     }
 }
 

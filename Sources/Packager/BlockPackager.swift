@@ -13,7 +13,9 @@ enum BlockOutcome: Sendable {
     case built(BlockEntry, stagedAt: String?, warnings: [Diagnostic])
     case reused(BlockEntry, warnings: [Diagnostic])
     case onlineOnly(BlockEntry)
-    case failed(Diagnostic)
+    /// `fromInputs` when the course itself is at fault (unreadable or unrenderable content),
+    /// so the same inputs fail the same way; otherwise (writing the archive) it may pass next time.
+    case failed(Diagnostic, fromInputs: Bool)
 }
 
 /// Packages one block: render, rewrite its links, gather its files, and write its archive
@@ -42,9 +44,10 @@ struct BlockPackager: Sendable {
 
     func package(_ block: Block) -> BlockOutcome {
         do {
-            return try packageOrThrow(block)
+            return try packageOrThrow(block).withGroups(of: block)
         } catch {
-            return .failed(Diagnostic(block: block.usageID, file: (error as? CourseError)?.path ?? block.file, message: "\(error)"))
+            return .failed(Diagnostic(block: block.usageID, file: (error as? CourseError)?.path ?? block.file, message: "\(error)"),
+                           fromInputs: error is CourseError || error is RenderError)
         }
     }
 

@@ -1,13 +1,15 @@
 import Crypto
 import Foundation
 
-/// What the last clean build of an output folder started from and left behind, so that a
+/// What the last build of an output folder started from and left behind, so that a
 /// rebuild whose inputs and outputs are exactly as they were can stop before loading the
 /// course: the result would be the same bytes, so there is nothing to do. Anything in doubt
-/// (a changed stamp, a failed block, a file changed just before the build) means a full build.
+/// (a changed stamp, a file changed just before the build, an archive that could not be
+/// written) means a full build. A block whose content is broken fails the same way from the
+/// same inputs, so its error is recorded and reported again, like the warnings.
 struct BuildState: Codable, Sendable, Equatable {
     static let fileName = ".coursepack-state.json"
-    static let format = 1
+    static let format = 2
 
     var format = Self.format
     /// Digest of the course tree's stamps and of everything else the output depends on.
@@ -19,9 +21,12 @@ struct BuildState: Codable, Sendable, Equatable {
     var offlineFalse: Int
     /// Warnings are part of the result: an unchanged rebuild reports them again.
     var warnings: [Diagnostic]
+    /// So are failures: the same blocks fail again, with the same errors, and the exit status says so.
+    var failed: Int
+    var errors: [Diagnostic]
 
     enum CodingKeys: String, CodingKey {
-        case format, inputs, outputs, blocks, warnings
+        case format, inputs, outputs, blocks, warnings, failed, errors
         case courseID = "course_id"
         case offlineFalse = "offline_false"
     }

@@ -103,6 +103,8 @@ public struct CoursePackager: Sendable {
         let pendingInputs = stampedInputs ?? (options.jobs > 1 ? Background(stampCourse) : Background(finished: stampCourse()))
         var entries: [BlockEntry] = []
         var staged: [(entry: Int, path: String)] = []
+        // A block that failed for want of disk space or the like is tried again next time.
+        var failedWhileWriting = false
         for (block, outcome) in zip(leaves, outcomes) {
             switch outcome {
             case .built(let entry, let stagedAt, let warnings):
@@ -117,8 +119,9 @@ public struct CoursePackager: Sendable {
             case .onlineOnly(let entry):
                 report.counts.offlineFalse += 1
                 entries.append(entry)
-            case .failed(let diagnostic):
+            case .failed(let diagnostic, let fromInputs):
                 report.counts.failed += 1
+                if !fromInputs { failedWhileWriting = true }
                 report.errors.append(diagnostic)
                 // The block's last good publish stays available.
                 if let before = previousEntries[block.usageID] { entries.append(before) }
@@ -128,6 +131,7 @@ public struct CoursePackager: Sendable {
             report.counts.failed += 1
             report.errors.append(Diagnostic(block: issue.usageID, file: issue.file, message: issue.message))
         }
+        report.warnings += course.warnings.map { Diagnostic(block: $0.usageID, file: $0.file, message: $0.message) }
         // When part of the tree could not be read, a block missing from this build may still
         // exist: keep everything the previous publish had rather than delete it.
         let present = Set(entries.map(\.usageID))
@@ -177,12 +181,13 @@ public struct CoursePackager: Sendable {
             if (try? FileManager.default.removeItem(atPath: out + "/" + stale)) != nil { report.counts.removed += 1 }
         }
 
-        if let inputs = pendingInputs.value, inputs.settled, report.errors.isEmpty,
+        if let inputs = pendingInputs.value, inputs.settled, !failedWhileWriting,
             let outputs = BuildState.outputs(in: out, workers: options.jobs)
         {
             BuildState(
                 inputs: inputs.key, outputs: outputs, courseID: course.id, blocks: report.counts.blocks,
-                offlineFalse: report.counts.offlineFalse, warnings: report.warnings
+                offlineFalse: report.counts.offlineFalse, warnings: report.warnings,
+                failed: report.counts.failed, errors: report.errors
             ).save(to: out)
         }
 
@@ -214,6 +219,8 @@ public struct CoursePackager: Sendable {
             report.counts.reused = state.blocks - state.offlineFalse
             report.counts.offlineFalse = state.offlineFalse
             report.warnings = state.warnings
+            report.counts.failed = state.failed
+            report.errors = state.errors
             report.inputsUnchanged = true
             report.durations.totalSeconds = Date().timeIntervalSince(started)
             return (report, inputs)

@@ -27,6 +27,18 @@ import TestSupport
                 reason: offline ? nil : text(&rng),
                 requiresNetwork: Bool.random(using: &rng) ? (0..<Int.random(in: 0...2, using: &rng)).map { _ in text(&rng) } : nil)
             if Bool.random(using: &rng) { block.offline = Bool.random(using: &rng) }
+            if Bool.random(using: &rng) {
+                // Partition ids whose decimal strings sort differently as text and as numbers.
+                let partitions = ["0", "2", "10", "18587404", "-1"].filter { _ in Bool.random(using: &rng) }
+                block.groupAccess = Dictionary(uniqueKeysWithValues: partitions.map { partition in
+                    (partition, (0..<Int.random(in: 0...3, using: &rng)).map { _ in Int.random(in: -5...Int.max, using: &rng) })
+                })
+            }
+            if Bool.random(using: &rng) {
+                block.splitTest = SplitTestGroupEntry(
+                    usageID: text(&rng), userPartitionID: Int.random(in: Int.min...Int.max, using: &rng),
+                    groupID: Bool.random(using: &rng) ? Int.random(in: 0...9, using: &rng) : nil)
+            }
             blocks.append(block)
         }
         return CourseManifest(courseID: text(&rng), publishedAt: text(&rng), generator: text(&rng), blocks: blocks)
