@@ -186,33 +186,51 @@ struct ProblemRenderer {
             return !["label", "description", "choicegroup", "checkboxgroup", "optioninput", "textline", "formulaequationinput"].contains(child.name)
         }
         out += HTMLText.serialize(context) { Self.answerElements.contains($0.name) }
+        // Field names and values are CAPA's own, so a saved answer replays to the LMS's
+        // problem_check handler unchanged: `input_<problem id>_<response index + 2>_<input index + 1>`,
+        // where the problem id of a block-v1 usage key is its url_name.
+        let field = "input_\(block.urlName)_\(number + 1)"
         switch element.name {
         case "multiplechoiceresponse", "choiceresponse":
-            let type = element.name == "choiceresponse" ? "checkbox" : "radio"
-            let choices = all("choice", in: element)
-            for (index, choice) in choices.enumerated() {
-                let value = HTMLText.escape(choice.attribute("name") ?? "choice_\(index)")
+            let checkbox = element.name == "choiceresponse"
+            var unnamed = 0
+            for (index, choice) in all("choice", in: element).enumerated() {
+                let value: String
+                if checkbox {
+                    value = choice.attribute("name").flatMap { $0.isEmpty ? nil : $0 } ?? "choice_\(index)"
+                } else if let name = choice.attribute("name") {
+                    value = "choice_" + name
+                } else {
+                    value = "choice_\(unnamed)"
+                    unnamed += 1
+                }
                 let text = HTMLText.serialize(choice.children) { Self.answerElements.contains($0.name) }
-                out += "<label class=\"coursepack-choice\"><input type=\"\(type)\" name=\"\(id)\" value=\"\(value)\"> \(text.trimmingWhitespace())</label>\n"
+                let name = checkbox ? field + "_1[]" : field + "_1"
+                out += "<label class=\"coursepack-choice\"><input type=\"\(checkbox ? "checkbox" : "radio")\" name=\"\(name)\" value=\"\(HTMLText.escape(value))\"> \(text.trimmingWhitespace())</label>\n"
             }
         case "optionresponse":
-            out += "<select name=\"\(id)\" aria-label=\"\(HTMLText.escape(label))\"><option value=\"\">Select an option</option>"
-            for option in options(in: element) {
-                out += "<option value=\"\(HTMLText.escape(option))\">\(HTMLText.escape(option))</option>"
+            for (index, input) in all("optioninput", in: element).enumerated() {
+                out += "<select name=\"\(field)_\(index + 1)\" aria-label=\"\(HTMLText.escape(label))\"><option value=\"\">Select an option</option>"
+                for option in options(of: input) {
+                    out += "<option value=\"\(HTMLText.escape(option))\">\(HTMLText.escape(option))</option>"
+                }
+                out += "</select>\n"
             }
-            out += "</select>\n"
         default:
             let numeric = element.name == "numericalresponse"
-            out += "<input type=\"text\" name=\"\(id)\" aria-label=\"\(HTMLText.escape(label))\"\(numeric ? " inputmode=\"decimal\"" : "")>\n"
+            let inputs = all(in: element, where: { ["textline", "formulaequationinput"].contains($0.name) })
+            for index in (inputs.isEmpty ? [0] : Array(inputs.indices)) {
+                out += "<input type=\"text\" name=\"\(field)_\(index + 1)\" aria-label=\"\(HTMLText.escape(label))\"\(numeric ? " inputmode=\"decimal\"" : "")>\n"
+            }
         }
         return out + "</fieldset>\n"
     }
 
     /// Options of an `<optioninput>`: `<option>` children or the `options="('a','b')"` attribute.
-    private func options(in element: XMLElement) -> [String] {
-        let children = all("option", in: element).map { visibleText($0) }
+    private func options(of input: XMLElement) -> [String] {
+        let children = all("option", in: input).map { visibleText($0) }
         if !children.isEmpty { return children }
-        guard let input = first("optioninput", in: element), let list = input.attribute("options") else { return [] }
+        guard let list = input.attribute("options") else { return [] }
         var result: [String] = []
         var current = ""
         var quote: Character?
@@ -238,9 +256,14 @@ struct ProblemRenderer {
     private func first(_ name: String, in element: XMLElement) -> XMLElement? { all(name, in: element).first }
 
     private func all(_ name: String, in element: XMLElement) -> [XMLElement] {
+        all(in: element) { $0.name == name }
+    }
+
+    /// Elements matching `test` in document order, outside what gives answers away.
+    private func all(in element: XMLElement, where test: (XMLElement) -> Bool) -> [XMLElement] {
         var found: [XMLElement] = []
         for child in element.childElements {
-            if child.name == name { found.append(child) } else if !Self.answerElements.contains(child.name) { found += all(name, in: child) }
+            if test(child) { found.append(child) } else if !Self.answerElements.contains(child.name) { found += all(in: child, where: test) }
         }
         return found
     }

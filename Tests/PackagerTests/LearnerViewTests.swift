@@ -106,7 +106,7 @@ import TestSupport
         let blocks = try manifest(in: out).blocks
         #expect(blocks[0].offline == false && blocks[0].reason == "the problem shows values its Python script computes on the server")
         let html = try page(out, "problem/choice.zip")
-        #expect(html.contains(#"<label class="coursepack-choice"><input type="radio" name="q1" value="choice_0"> A long statement</label>"#))
+        #expect(html.contains(#"<label class="coursepack-choice"><input type="radio" name="input_choice_2_1" value="choice_0"> A long statement</label>"#))
         #expect(html.contains(#"form.addEventListener("input", save);"#))
         #expect(try page(out, "problem/choice.zip", "coursepack.css").contains(".coursepack-choice { display: flex;"))
     }
@@ -160,5 +160,51 @@ import TestSupport
         let blocks = try manifest(in: out).blocks
         #expect(blocks[0].requiresNetwork == ["https://cdn.example.org/e1.mp4"])
         #expect(blocks[1].requiresNetwork == nil)
+    }
+}
+
+/// Field names as CAPA derives them (capa_problem.py: responses numbered from 2 in document
+/// order, inputs from 1 within each; the problem id of a block-v1 key is its url_name; choices
+/// named `choice_N`), written out by hand for demo problems.
+@Suite struct CAPAFieldNameTests {
+    @Test func demoProblemsUseTheLMSFieldNames() throws {
+        let (out, _) = try build(TestSupport.demoCourse)
+        let unzip = try #require(TestSupport.which("unzip"))
+        func page(_ id: String) throws -> String {
+            try TestSupport.run(unzip, ["-p", out + "/problem/\(id).zip", "index.html"]).stdout
+        }
+        func names(_ html: String) -> [String] {
+            html.matches(of: /name="(input_[^"]+)"/).map { String($0.output.1) }
+        }
+        func values(_ html: String) -> [String] {
+            html.matches(of: /<input type="(?:radio|checkbox)" name="[^"]+" value="([^"]+)"/).map { String($0.output.1) }
+        }
+        // Numerical input: one response, one textline.
+        #expect(names(try page("3b8100660f3947c198e0a9b35f7c6cf6")) == ["input_3b8100660f3947c198e0a9b35f7c6cf6_2_1"])
+        // Checkboxes: the field name ends in [], unnamed choices are choice_<index>.
+        let checkboxes = try page("0135258373e648f2b57a80ae06bade61")
+        #expect(Set(names(checkboxes)) == ["input_0135258373e648f2b57a80ae06bade61_2_1[]"])
+        #expect(values(checkboxes) == ["choice_0", "choice_1", "choice_2", "choice_3", "choice_4"])
+        // Multiple choice: one radio group.
+        let radios = try page("0895f1b6c0b329e50b90")
+        #expect(Set(names(radios)) == ["input_0895f1b6c0b329e50b90_2_1"])
+        #expect(values(radios) == ["choice_0", "choice_1", "choice_2", "choice_3"])
+        // Eight dropdown responses in a table: responses 2 to 9, input 1 each, option text as value.
+        let dropdowns = try page("85f3f7f9b72548af880975112f27817c")
+        #expect(names(dropdowns) == (2...9).map { "input_85f3f7f9b72548af880975112f27817c_\($0)_1" })
+        #expect(dropdowns.contains(#"<option value="Albert Einstein">Albert Einstein</option>"#))
+    }
+
+    @Test func namedChoicesAndSeveralInputsFollowCAPA() throws {
+        let course = try courseWith([("problem", "p.1", #"<problem><multiplechoiceresponse><choicegroup><choice name="a">A</choice><choice>B</choice><choice name="c">C</choice><choice>D</choice></choicegroup></multiplechoiceresponse><choiceresponse><checkboxgroup><choice name="x">X</choice><choice>Y</choice></checkboxgroup></choiceresponse><stringresponse answer="a"><textline/><textline/></stringresponse></problem>"#)])
+        let (out, _) = try build(course)
+        let archive = try #require(try manifest(in: out).blocks.first?.archive)
+        let html = try TestSupport.run(try #require(TestSupport.which("unzip")), ["-p", out + "/" + archive, "index.html"]).stdout
+        let inputs = html.matches(of: /<input type="([a-z]+)" name="([^"]+)"(?: value="([^"]*)")?/).map { "\($0.output.1) \($0.output.2) \($0.output.3 ?? "")" }
+        #expect(inputs == [
+            "radio input_p.1_2_1 choice_a", "radio input_p.1_2_1 choice_0", "radio input_p.1_2_1 choice_c", "radio input_p.1_2_1 choice_1",
+            "checkbox input_p.1_3_1[] x", "checkbox input_p.1_3_1[] choice_1",
+            "text input_p.1_4_1 ", "text input_p.1_4_2 ",
+        ])
     }
 }
