@@ -30,31 +30,44 @@ struct ExternalResource {
     static func origins(inScript bytes: [UInt8]) -> [String] {
         var found: [String] = []
         var seen = Set<String>()
-        let text = String(decoding: bytes, as: UTF8.self)
-        var rest = Substring(text)
-        while let start = rest.range(of: "http") {
-            let tail = rest[start.lowerBound...]
-            let scheme: String
-            if tail.hasPrefix("https://") { scheme = "https://" } else if tail.hasPrefix("http://") { scheme = "http://" } else {
-                rest = rest[start.upperBound...]
+        let http = Array("http".utf8)
+        var i = 0
+        let n = bytes.count
+        // Byte scan: Foundation's string search on a large minified script is many times slower.
+        while i + 8 <= n {
+            guard bytes[i] == http[0], bytes[i + 1] == http[1], bytes[i + 2] == http[2], bytes[i + 3] == http[3] else {
+                i += 1
                 continue
             }
-            let hostStart = tail.index(tail.startIndex, offsetBy: scheme.count)
-            let host = tail[hostStart...].prefix { $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" || $0 == ":" }
-            rest = tail[hostStart...]
-            let name = host.lowercased()
+            var j = i + 4
+            let secure = bytes[j] == UInt8(ascii: "s")
+            if secure { j += 1 }
+            guard j + 3 <= n, bytes[j] == UInt8(ascii: ":"), bytes[j + 1] == UInt8(ascii: "/"), bytes[j + 2] == UInt8(ascii: "/") else {
+                i += 4
+                continue
+            }
+            j += 3
+            let hostStart = j
+            while j < n, Self.isHostByte(bytes[j]) { j += 1 }
+            i = j
+            let name = String(decoding: bytes[hostStart..<j], as: UTF8.self).lowercased()
             guard name.contains("."), !namespaceHosts.contains(where: { name == $0 || name.hasSuffix("." + $0) }) else { continue }
-            let origin = scheme + name
+            let origin = (secure ? "https://" : "http://") + name
             if seen.insert(origin).inserted { found.append(origin) }
         }
         return found
     }
 
+    private static func isHostByte(_ byte: UInt8) -> Bool {
+        (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x30 && byte <= 0x39)
+            || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ":")
+    }
+
     /// A script written for the LMS page itself: it parses the course id out of the LMS's URL
     /// (`…/courses/course-v1:…/courseware/…`) or hooks the LMS's event `Logger`.
     static func needsLMSPage(script bytes: [UInt8]) -> Bool {
-        let text = String(decoding: bytes, as: UTF8.self)
-        return text.contains("Logger.listen(") || (text.contains("window.location") && text.contains("courses/course"))
+        func has(_ needle: String) -> Bool { bytes.firstRange(of: Array(needle.utf8)) != nil }
+        return has("Logger.listen(") || (has("window.location") && has("courses/course"))
     }
 
     static let namespaceHosts = ["w3.org", "purl.org", "ns.adobe.com", "xmlns.com", "schemas.microsoft.com", "schemas.openxmlformats.org"]
