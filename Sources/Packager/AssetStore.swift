@@ -63,13 +63,13 @@ final class AssetStore: Sendable {
         } else {
             let path = try filePath(staticPath)
             let stamp = FileStamp.of(path)
-            if let stamp, let cached = previousHashes.hash(of: staticPath, size: stamp.size, modified: stamp.modified) {
+            if let stamp, let cached = previousHashes.hash(of: staticPath, stamp: stamp) {
                 digest = cached
             } else {
                 digest = try Digest.file(path)
             }
             if let stamp {
-                stamps.withLock { $0[staticPath] = HashCache.Record(size: stamp.size, modified: stamp.modified, sha256: digest) }
+                stamps.withLock { $0[staticPath] = HashCache.Record(stamp, sha256: digest) }
             }
         }
         hashes.withLock { $0[staticPath] = digest }

@@ -13,11 +13,14 @@ public struct BuildOptions: Sendable {
     public var generator: String
     /// How long to wait for another build holding the output folder's lock.
     public var lockTimeout: Double
+    /// Where the build state and the static-file hash cache live: never inside the output
+    /// folder, which holds only what is published.
+    public var stateFolder: String
 
     public init(
         outputFolder: String, publishedAt: String, jobs: Int, compressionLevel: Int32 = 6,
         templates: PageTemplates = .defaults(), lmsURL: String? = nil,
-        generator: String = "coursepack \(Version.current)", lockTimeout: Double = 0
+        generator: String = "coursepack \(Version.current)", lockTimeout: Double = 0, stateFolder: String? = nil
     ) {
         self.outputFolder = outputFolder
         self.publishedAt = publishedAt
@@ -27,6 +30,17 @@ public struct BuildOptions: Sendable {
         self.lmsURL = lmsURL
         self.generator = generator
         self.lockTimeout = lockTimeout
+        self.stateFolder = stateFolder ?? Self.defaultStateFolder(forOutput: outputFolder)
+    }
+
+    /// `DIR.coursepack-state`, beside the output folder: on the same file system (its files
+    /// are renamed into place), outside what a web server or a bucket copy of `DIR` publishes,
+    /// kept and removed together with `DIR` by whoever manages it, and never shared by two
+    /// output folders by accident.
+    public static func defaultStateFolder(forOutput outputFolder: String) -> String {
+        var folder = outputFolder
+        while folder.count > 1 && folder.hasSuffix("/") { folder.removeLast() }
+        return folder + ".coursepack-state"
     }
 }
 

@@ -32,6 +32,9 @@ struct Build: ParsableCommand {
     @Option(name: .customLong("lock-timeout"), help: "Seconds to wait for another build of the same DIR.")
     var lockTimeout: Double = 30
 
+    @Option(name: .customLong("state-dir"), help: "Folder for the build state and hash cache, outside DIR (default: DIR.coursepack-state beside DIR).")
+    var stateDir: String?
+
     @Option(name: .long, help: "Deflate level, 1-9.")
     var level: Int32 = 6
 
@@ -53,7 +56,8 @@ struct Build: ParsableCommand {
         let templateSet = try orExitBadInput { try templates.map { try PageTemplates.overriding(with: $0) } ?? .defaults() }
         let options = BuildOptions(
             outputFolder: out, publishedAt: publishedAt.flatMap(Timestamp.parse).map(Timestamp.format) ?? Timestamp.now(),
-            jobs: jobs, compressionLevel: level, templates: templateSet, lmsURL: lmsURL, lockTimeout: lockTimeout)
+            jobs: jobs, compressionLevel: level, templates: templateSet, lmsURL: lmsURL, lockTimeout: lockTimeout,
+            stateFolder: stateDir)
         let progress = ProgressLine(enabled: !quiet && isatty(STDERR_FILENO) == 1)
         let result = try orExitBadInput(cleanup: progress.finish) {
             try CoursePackager(options: options).build(coursePath: course) { done, total in progress.update(done, of: total) }
