@@ -21,7 +21,7 @@ public struct SyncPlan: Sendable {
             let selected = selection.isEmpty || selection.contains(block.usageID) || block.parents.contains { selection.contains($0) }
             let before = local[block.usageID]
             guard selected || before != nil else { continue }
-            if let before, before.sha256 == block.sha256, before.contentHash == block.contentHash, before.archive == block.archive, isPresent(before) {
+            if let before, block.isSameDownload(as: before), isPresent(before) {
                 unchanged.append(block)
             } else if before != nil {
                 outdated.append(block)
