@@ -114,6 +114,12 @@ final class StreamingTransfer: NSObject, URLSessionDataDelegate, @unchecked Send
         self.sink = sink
     }
 
+    /// A file can be resumed from where a dropped connection left it; a body in memory cannot.
+    private var keepsPartialBody: Bool {
+        if case .file = sink { return true }
+        return false
+    }
+
     static func run(url: URL, to path: String, resumeFrom offset: UInt64, timeouts: NetworkTimeouts) async throws -> (status: Int, bytes: UInt64) {
         if !FileManager.default.fileExists(atPath: path) {
             _ = FileManager.default.createFile(atPath: path, contents: nil)
@@ -203,7 +209,7 @@ final class StreamingTransfer: NSObject, URLSessionDataDelegate, @unchecked Send
         self.continuation = nil
         if let failure {
             continuation?.resume(throwing: failure)
-        } else if let error, bytes == 0 || { if case .memory = sink { return true } else { return false } }() {
+        } else if let error, bytes == 0 || !keepsPartialBody {
             continuation?.resume(throwing: error)
         } else {
             // A connection dropped midway still leaves a partial file worth resuming.
