@@ -139,7 +139,8 @@ public struct CoursePackager: Sendable {
         // synced here, before a manifest naming it replaces the old one, and the manifest is
         // synced before its rename: after a power cut, the manifest on disk names only
         // archives whose bytes are on disk too.
-        try Self.syncFolders(writtenFolders)
+        // DIR itself too: it may hold type folders made by this build.
+        try Self.syncFolders(writtenFolders.isEmpty ? [] : writtenFolders.union([out]))
         do {
             if !staged.isEmpty {
                 var interim = manifest
