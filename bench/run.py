@@ -143,7 +143,11 @@ def bench_course(name, blocks, media_mb):
     r["coursepack_jobs1_s"], r["coursepack_jobs1_rss_mb"] = full["jobs1"]
     r["coursepack_jobsall_s"], r["coursepack_jobsall_rss_mb"] = full["jobsall"]
     discard(out)
+    discard(out + ".coursepack-state")
     os.rename(f"{runs}/jall-0", out)
+    # The build state lives beside the output folder; it moves with it, or the no-op rebuild
+    # would find none and build everything.
+    os.rename(f"{runs}/jall-0.coursepack-state", out + ".coursepack-state")
     r["jobs_all"] = jobs
     report = os.path.join(runs, "noop-report.json")
     r["noop_rebuild_s"], r["noop_rebuild_rss_mb"], _ = best([BIN, "build", course, "--out", out, "-q", "--published-at", stamp, "--report", report])

@@ -1,33 +1,63 @@
 #!/usr/bin/env bash
 # Makes sure the system packages coursepack builds and tests with are present: installs them
 # with apt-get when running as root, otherwise says exactly what to install.
+#
+#   ensure-deps.sh           building: zlib, pkg-config, the page runtime's jQuery and KaTeX
+#   ensure-deps.sh --test    + everything the test suite runs (make test, .ci/run)
+#   ensure-deps.sh --bench   + what make bench compares against
+#
+# Each need is one line: "package  check", where check is a command that succeeds when the
+# package is there. Add a line to add a dependency.
 set -euo pipefail
 
+build_needs=(
+  "zlib1g-dev   test -f /usr/include/zlib.h"
+  "pkg-config   command -v pkg-config"
+  "libjs-jquery test -f /usr/share/javascript/jquery/jquery.min.js"   # the page runtime every build bundles
+  "libjs-katex  test -f /usr/share/javascript/katex/katex.min.js"     # math rendering in that runtime
+)
+test_needs=(
+  "unzip        command -v unzip"                    # independent archive checks
+  "zip          command -v zip"
+  "python3      command -v python3"                  # schema validation, zipfile checks, fault server
+  "python3-pip  python3 -m pip --version"            # to install jsonschema below
+  "tar          command -v tar"                      # tarball fixtures
+  "nginx        command -v nginx || test -x /usr/sbin/nginx"   # sync tests serve a real folder
+  "strace       command -v strace"                   # the fsync order test traces a real build
+  "time         test -x /usr/bin/time"               # peak memory of the 5 GB streaming test
+  "diffutils    command -v diff"                     # two builds compared with diff -r
+  "util-linux   command -v mount"                    # full-disk test mounts a small tmpfs (needs root)
+  "chromium     command -v chromium"                 # the browser tests open every page offline
+  "chromium-driver  command -v chromedriver"         # Selenium drives Chromium through it
+)
+bench_needs=(
+  "zip          command -v zip"
+  "unzip        command -v unzip"
+  "time         test -x /usr/bin/time"
+  "nginx        command -v nginx || test -x /usr/sbin/nginx"
+)
+
+needs=("${build_needs[@]}")
+case "${1:-}" in
+  --test) needs+=("${test_needs[@]}") ;;
+  --bench) needs+=("${bench_needs[@]}") ;;
+esac
+
 missing=()
-[ -f /usr/include/zlib.h ] || missing+=(zlib1g-dev)
-command -v pkg-config >/dev/null || missing+=(pkg-config)
-# The page runtime (jQuery, KaTeX) every build bundles for pages that need it.
-[ -f /usr/share/javascript/jquery/jquery.min.js ] || missing+=(libjs-jquery)
-[ -f /usr/share/javascript/katex/katex.min.js ] || missing+=(libjs-katex)
-if [ "${1:-}" = "--bench" ]; then
-  command -v zip >/dev/null || missing+=(zip)
-  command -v unzip >/dev/null || missing+=(unzip)
-  [ -x /usr/bin/time ] || missing+=(time)
-  command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx)
-fi
-if [ "${1:-}" = "--test" ]; then
-  command -v unzip >/dev/null || missing+=(unzip)
-  command -v zip >/dev/null || missing+=(zip)
-  command -v python3 >/dev/null || missing+=(python3)
-  command -v tar >/dev/null || missing+=(tar)
-  command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx)
-  # The browser tests: Debian's headless Chromium and its WebDriver.
-  command -v chromium >/dev/null || missing+=(chromium)
-  command -v chromedriver >/dev/null || [ -x /usr/bin/chromedriver ] || missing+=(chromium-driver)
-fi
+for need in "${needs[@]}"; do
+  package=${need%% *}
+  check=${need#* }
+  check=${check%%#*}
+  if ! bash -c "$check" >/dev/null 2>&1 && [[ " ${missing[*]} " != *" $package "* ]]; then
+    missing+=("$package")
+  fi
+done
+
+root=false
+[ "$(id -u)" = 0 ] && command -v apt-get >/dev/null && root=true
 
 if [ ${#missing[@]} -gt 0 ]; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  if $root; then
     echo "installing ${missing[*]}"
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
@@ -38,14 +68,17 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
+# Python packages the tests use, as: module  pip-name
 if [ "${1:-}" = "--test" ]; then
-  # jsonschema validates manifests; selenium drives Chromium; pytest runs the browser tests.
-  python_missing=()
-  python3 -c "import jsonschema" 2>/dev/null || python_missing+=(jsonschema)
-  python3 -c "import selenium" 2>/dev/null || python_missing+=(selenium)
-  python3 -c "import pytest" 2>/dev/null || python_missing+=(pytest)
-  if [ ${#python_missing[@]} -gt 0 ]; then
-    echo "installing Python packages: ${python_missing[*]}"
-    python3 -m pip install -q "${python_missing[@]}"
-  fi
+  # selenium drives Chromium; pytest runs the browser tests.
+  for pair in "jsonschema jsonschema" "selenium selenium" "pytest pytest"; do
+    module=${pair%% *}
+    package=${pair#* }
+    if ! python3 -c "import $module" 2>/dev/null; then
+      echo "installing the Python $package package (tests use it)"
+      # Debian's python marks its site-packages as externally managed; the tests need the module
+      # wherever python3 finds it.
+      python3 -m pip install -q "$package" 2>/dev/null || python3 -m pip install -q --break-system-packages "$package"
+    fi
+  done
 fi

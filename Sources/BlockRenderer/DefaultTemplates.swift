@@ -28,7 +28,6 @@ pre, code { white-space: pre-wrap; word-break: break-word; }
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="generator" content="{{generator}}">
 <title>{{title}}</title>
 <link rel="stylesheet" href="coursepack.css">
 </head>

@@ -36,18 +36,30 @@ public struct PageTemplates: Sendable {
             }
             files[name] = text
         }
-        return try PageTemplates(files: files)
+        let shellPath = names.contains(Self.shellName) ? folder + "/" + Self.shellName : Self.shellName
+        return try PageTemplates(files: files, shellPath: shellPath)
     }
 
-    init(files: [String: String]) throws(RenderError) {
+    init(files: [String: String], shellPath: String = PageTemplates.shellName) throws(RenderError) {
         let shellText = files[Self.shellName] ?? ""
         do {
             shell = try MustacheTemplate(string: shellText)
         } catch {
-            throw .template(path: Self.shellName, reason: "\(error)")
+            throw .template(path: shellPath, reason: "\(error)")
         }
-        guard shellText.contains("{{{content}}}") || shellText.contains("{{& content}}") else {
-            throw .template(path: Self.shellName, reason: "must contain {{{content}}} where the block goes")
+        // The block goes in exactly one place: a second copy would double every page, and the
+        // page must not depend on anything but the course and the templates.
+        let uses = Self.contentTags(in: shellText)
+        guard uses.escaped == 0 else {
+            throw .template(path: shellPath, reason: "{{content}} would escape the block's HTML; write {{{content}}}")
+        }
+        guard uses.unescaped == 1 else {
+            throw .template(path: shellPath, reason: uses.unescaped == 0
+                ? "must contain {{{content}}} where the block goes"
+                : "contains {{{content}}} \(uses.unescaped) times; it must appear exactly once")
+        }
+        guard !shellText.unicodeScalars.contains(Self.markerDelimiter) else {
+            throw .template(path: shellPath, reason: "contains the control character U+0001")
         }
         stylesheet = files[Self.stylesheetName] ?? ""
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
@@ -60,13 +72,32 @@ public struct PageTemplates: Sendable {
         fingerprint = String(hash, radix: 16)
     }
 
+    /// How many tags of `text` put the content in the page unescaped (`{{{content}}}`,
+    /// `{{& content}}`) and escaped (`{{content}}`), with any spacing inside the braces.
+    static func contentTags(in text: String) -> (unescaped: Int, escaped: Int) {
+        func count(_ pattern: String) -> Int {
+            guard let expression = try? NSRegularExpression(pattern: pattern) else { return 0 }
+            return expression.numberOfMatches(in: text, range: NSRange(text.startIndex..., in: text))
+        }
+        let unescaped = count(#"\{\{\{\s*content\s*\}\}\}|\{\{\s*&\s*content\s*\}\}"#)
+        // `{{{content}}}` also holds `{{content}}`; only a `{{` not followed by a third brace is escaped.
+        let escaped = count(#"(?<!\{)\{\{(?!\{)\s*content\s*\}\}(?!\})"#)
+        return (unescaped, escaped)
+    }
+
+    static let markerDelimiter: Unicode.Scalar = "\u{1}"
+    /// Stands for the content while the shell renders. Fixed, so the same course always gives
+    /// the same page; no field can forge it, since fields lose U+0001 first and the shell may
+    /// not contain it.
+    static let marker = "\u{1}coursepack-content\u{1}"
+
     /// The shell around `content`, whose bytes are spliced in untouched (they may not be UTF-8).
     func page(_ fields: [String: String], content: [UInt8]) -> [UInt8] {
-        let marker = "\u{1}coursepack-content-\(UInt64.random(in: 0...UInt64.max))\u{1}"
-        var values = fields
-        values["content"] = marker
+        var values = fields.mapValues { $0.replacingOccurrences(of: String(Self.markerDelimiter), with: "") }
+        values["content"] = Self.marker
         let rendered = Array(shell.render(values).utf8)
-        let needle = Array(marker.utf8)
+        let needle = Array(Self.marker.utf8)
+        // A shell that hides its one content tag in a section left unrendered: the block still goes in.
         guard let start = rendered.indices.first(where: { rendered[$0...].starts(with: needle) }) else { return rendered + content }
         return Array(rendered[..<start]) + content + Array(rendered[(start + needle.count)...])
     }

@@ -5,8 +5,8 @@ public struct ManifestDiff: Sendable, Equatable {
     public var removed: [BlockEntry] = []
     public var unchanged: [BlockEntry] = []
 
-    /// Blocks are matched by usage id; a block is outdated when its `content_hash` or `sha256`
-    /// differs. Blocks that are not available offline are never downloaded.
+    /// Blocks are matched by usage id; a block is outdated when `isSameDownload` says so.
+    /// Blocks that are not available offline are never downloaded.
     public init(old: CourseManifest?, new: CourseManifest) {
         let previous = Dictionary((old?.blocks ?? []).map { ($0.usageID, $0) }, uniquingKeysWith: { first, _ in first })
         let current = Set(new.blocks.map(\.usageID))
@@ -17,7 +17,7 @@ public struct ManifestDiff: Sendable, Equatable {
             }
             if !block.isOffline {
                 removed.append(before)
-            } else if before.contentHash != block.contentHash || before.sha256 != block.sha256 {
+            } else if !block.isSameDownload(as: before) {
                 changed.append(block)
             } else {
                 unchanged.append(block)
@@ -27,4 +27,12 @@ public struct ManifestDiff: Sendable, Equatable {
     }
 
     public var bytesToDownload: UInt64 { (added + changed).reduce(0) { $0 + ($1.size ?? 0) } }
+}
+
+extension BlockEntry {
+    /// The one comparison `diff` and `sync` share: a client holding `installed` has this block
+    /// when the content, the archive bytes and the archive's path are all the same.
+    public func isSameDownload(as installed: BlockEntry) -> Bool {
+        sha256 == installed.sha256 && contentHash == installed.contentHash && archive == installed.archive
+    }
 }

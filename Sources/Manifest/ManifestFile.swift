@@ -2,12 +2,15 @@ import Foundation
 
 public enum ManifestError: Error, Equatable, CustomStringConvertible {
     case unreadable(path: String, reason: String)
+    /// Writing the manifest failed: nothing replaced the manifest already there.
+    case unwritable(path: String, reason: String)
     case invalid(path: String, reason: String)
     case newerSchema(path: String, version: Int)
 
     public var description: String {
         switch self {
         case .unreadable(let path, let reason): return "\(path): cannot be read: \(reason)"
+        case .unwritable(let path, let reason): return "\(path): cannot be written: \(reason)"
         case .invalid(let path, let reason): return "\(path): not a valid coursepack manifest: \(reason)"
         case .newerSchema(let path, let version):
             return "\(path): schema_version \(version) is newer than this coursepack understands (\(CourseManifest.currentSchemaVersion)); refusing to touch it"
@@ -55,16 +58,15 @@ public enum ManifestFile {
         return try decode(data, path: path)
     }
 
-    /// Replaces `path` atomically: readers see the old manifest or the new one, never a mix.
-    public static func write(_ manifest: CourseManifest, to path: String) throws {
-        let url = URL(fileURLWithPath: path)
-        let temporary = url.deletingLastPathComponent()
-            .appendingPathComponent(".manifest.json.tmp-\(ProcessInfo.processInfo.processIdentifier)")
-        try encode(manifest).write(to: temporary)
-        guard rename(temporary.path, path) == 0 else {
-            let code = errno
-            try? FileManager.default.removeItem(at: temporary)
-            throw ManifestError.unreadable(path: path, reason: "cannot replace it: \(String(cString: strerror(code)))")
+    /// Replaces `path` atomically and durably: readers see the old manifest or the new one,
+    /// never a mix, and after a power cut the disk holds one of the two (the new file is
+    /// synced before the rename, its folder after). Callers sync every archive it names first.
+    public static func write(_ manifest: CourseManifest, to path: String) throws(ManifestError) {
+        let temporary = DurableFile.folder(of: path) + "/.manifest.json.tmp-\(getpid())"
+        do {
+            try DurableFile.replace(path, with: CanonicalJSON.encode(manifest), temporary: temporary)
+        } catch {
+            throw .unwritable(path: path, reason: "\(error)")
         }
     }
 }

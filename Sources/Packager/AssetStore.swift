@@ -93,13 +93,13 @@ final class AssetStore: Sendable {
         } else {
             let path = try filePath(staticPath)
             let stamp = FileStamp.of(path)
-            if let stamp, let cached = previousHashes.hash(of: staticPath, size: stamp.size, modified: stamp.modified) {
+            if let stamp, let cached = previousHashes.hash(of: staticPath, stamp: stamp) {
                 digest = cached
             } else {
                 digest = try Digest.file(path)
             }
             if let stamp {
-                stamps.withLock { $0[staticPath] = HashCache.Record(size: stamp.size, modified: stamp.modified, sha256: digest) }
+                stamps.withLock { $0[staticPath] = HashCache.Record(stamp, sha256: digest) }
             }
         }
         hashes.withLock { $0[staticPath] = digest }
@@ -241,10 +241,22 @@ enum Digest {
         digest.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
     }
 
-    /// SHA-256 of a file, read in fixed-size chunks.
+    /// SHA-256 of a course file, read in fixed-size chunks.
     static func file(_ path: String) throws -> String {
+        guard let digest = try? sha256(path) else { throw CourseError.unreadable(path: path, reason: "cannot read it") }
+        return digest
+    }
+
+    /// SHA-256 of an archive this build wrote or published: a failure is about the output
+    /// folder, not the course.
+    static func archive(_ path: String) throws(BuildError) -> String {
+        guard let digest = try? sha256(path) else { throw .output(path: path, reason: "cannot read the archive back to hash it") }
+        return digest
+    }
+
+    private static func sha256(_ path: String) throws -> String {
         guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw CourseError.unreadable(path: path, reason: "cannot open it")
+            throw CocoaError(.fileReadNoPermission)
         }
         defer { try? handle.close() }
         var hasher = SHA256()

@@ -151,7 +151,7 @@ struct BlockPackager: Sendable {
         if let before, before.contentHash == contentHash, before.archive == archive,
             let size = before.size, let sha = before.sha256, let lastModified = before.lastModified,
             let stamp = FileStamp.of(final), stamp.size == size,
-            stamp.changed < (previousManifestWritten ?? Int64.min) || (try? Digest.file(final)) == sha
+            stamp.changed < (previousManifestWritten ?? Int64.min) || (try? Digest.archive(final)) == sha
         {
             return .reused(BlockEntry(
                 usageID: block.usageID, type: block.type, displayName: block.displayName, parents: block.parents,
@@ -166,7 +166,7 @@ struct BlockPackager: Sendable {
         let written = try assets.writer.write(entries.map { ZipEntry(name: $0.name, source: $0.source) }, to: destination) {
             archiveHasher.update(bufferPointer: $0)
         }
-        let sha256 = written.observedAll ? Digest.hex(archiveHasher.finalize()) : try Digest.file(destination)
+        let sha256 = written.observedAll ? Digest.hex(archiveHasher.finalize()) : try Digest.archive(destination)
         // An archive written again with the same content (it was missing or damaged) keeps the
         // date its content last changed: clients holding a good copy need not fetch it again.
         let contentLastChanged = (before?.contentHash == contentHash ? before?.lastModified : nil) ?? options.publishedAt

@@ -5,6 +5,8 @@ import Manifest
 public enum BuildError: Error, CustomStringConvertible {
     case course(CourseError)
     case previousManifest(ManifestError)
+    /// The new manifest could not be written; the previous one is still in place.
+    case publish(ManifestError)
     case output(path: String, reason: String)
     case busy(path: String, waited: Double)
     case invalidOption(String)
@@ -13,6 +15,7 @@ public enum BuildError: Error, CustomStringConvertible {
         switch self {
         case .course(let error): return "\(error)"
         case .previousManifest(let error): return "\(error)"
+        case .publish(let error): return "\(error)"
         case .output(let path, let reason): return "\(path): \(reason)"
         case .busy(let path, let waited):
             return "\(path): another coursepack build holds the lock (waited \(waited) s; see --lock-timeout)"

@@ -17,11 +17,14 @@ public struct BuildOptions: Sendable {
     /// time into the shared runtime archive.
     public var runtimeSource: String
     public static let defaultRuntimeSource = "/usr/share/javascript"
+    /// Where the build state and the static-file hash cache live: never inside the output
+    /// folder, which holds only what is published.
+    public var stateFolder: String
 
     public init(
         outputFolder: String, publishedAt: String, jobs: Int, compressionLevel: Int32 = 6,
         templates: PageTemplates = .defaults(), lmsURL: String? = nil,
-        generator: String = "coursepack \(Version.current)", lockTimeout: Double = 0,
+        generator: String = "coursepack \(Version.current)", lockTimeout: Double = 0, stateFolder: String? = nil,
         runtimeSource: String = BuildOptions.defaultRuntimeSource
     ) {
         self.outputFolder = outputFolder
@@ -33,6 +36,17 @@ public struct BuildOptions: Sendable {
         self.generator = generator
         self.lockTimeout = lockTimeout
         self.runtimeSource = runtimeSource
+        self.stateFolder = stateFolder ?? Self.defaultStateFolder(forOutput: outputFolder)
+    }
+
+    /// `DIR.coursepack-state`, beside the output folder: on the same file system (its files
+    /// are renamed into place), outside what a web server or a bucket copy of `DIR` publishes,
+    /// kept and removed together with `DIR` by whoever manages it, and never shared by two
+    /// output folders by accident.
+    public static func defaultStateFolder(forOutput outputFolder: String) -> String {
+        var folder = outputFolder
+        while folder.count > 1 && folder.hasSuffix("/") { folder.removeLast() }
+        return folder + ".coursepack-state"
     }
 }
 

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Manifest
 
 /// What the last build of an output folder started from and left behind, so that a
 /// rebuild whose inputs and outputs are exactly as they were can stop before loading the
@@ -8,7 +9,9 @@ import Foundation
 /// written) means a full build. A block whose content is broken fails the same way from the
 /// same inputs, so its error is recorded and reported again, like the warnings.
 struct BuildState: Codable, Sendable, Equatable {
-    static let fileName = ".coursepack-state.json"
+    static let fileName = "state.json"
+    /// The name a previous coursepack used, inside the output folder itself.
+    static let legacyFileName = ".coursepack-state.json"
     static let format = 2
 
     var format = Self.format
@@ -36,7 +39,8 @@ struct BuildState: Codable, Sendable, Equatable {
     static func inputs(
         coursePath: String, options: BuildOptions, rendererFingerprint: String, since: Int64 = TreeStamp.now()
     ) -> (key: String, settled: Bool)? {
-        guard let course = TreeStamp.of(coursePath, skipping: TreeStamp.identity(of: options.outputFolder), since: since) else {
+        let skipped = [options.outputFolder, options.stateFolder].compactMap(TreeStamp.identity(of:))
+        guard let course = TreeStamp.of(coursePath, skipping: skipped, since: since) else {
             return nil
         }
         var hasher = SHA256()
@@ -53,11 +57,12 @@ struct BuildState: Codable, Sendable, Equatable {
         return (Digest.hex(hasher.finalize()), course.settled)
     }
 
-    /// The manifest and everything in the archive folders; the lock, this file, the hash
-    /// cache and reports beside the manifest are not the publish.
+    /// The manifest and everything in the archive folders; a report written beside the
+    /// manifest is not the publish. Files an older coursepack left at the top (`.coursepack…`)
+    /// count, so a build that would find them does not stop before removing them.
     static func outputs(in folder: String, workers: Int = 1) -> String? {
         TreeStamp.of(folder, workers: workers) { name, depth, isFolder in
-            depth > 1 || isFolder || name == Array("manifest.json".utf8)
+            depth > 1 || isFolder || name == Array("manifest.json".utf8) || name.starts(with: Array(".coursepack".utf8))
         }?.digest
     }
 
@@ -76,14 +81,11 @@ struct BuildState: Codable, Sendable, Equatable {
         unlink(folder + "/" + fileName)
     }
 
-    /// Written like every other output: a temporary file, then a rename.
+    /// Written like the manifest: synced, renamed into place, folder synced.
     func save(to folder: String) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         guard let data = try? encoder.encode(self) else { return }
-        let temporary = folder + "/" + Self.fileName + ".tmp-\(getpid())"
-        if (try? data.write(to: URL(fileURLWithPath: temporary))) != nil {
-            rename(temporary, folder + "/" + Self.fileName)
-        }
+        try? DurableFile.replace(folder + "/" + Self.fileName, with: Array(data), temporary: folder + "/" + Self.fileName + ".tmp-\(getpid())")
     }
 }

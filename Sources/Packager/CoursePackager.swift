@@ -32,7 +32,7 @@ public struct CoursePackager: Sendable {
                 rendererFingerprint: renderer.fingerprint + "/" + PageRuntime.stamp(of: options.runtimeSource), since: since)
         }
         var stampedInputs: Background<(key: String, settled: Bool)?>?
-        if BuildState.exists(in: options.outputFolder) {
+        if BuildState.exists(in: options.stateFolder) {
             let (unchanged, inputs) = unchangedBuild(started: started, stampCourse: stampCourse)
             if let unchanged { return unchanged }
             stampedInputs = Background(finished: inputs)
@@ -57,8 +57,9 @@ public struct CoursePackager: Sendable {
         guard access(out, W_OK) == 0 else { throw .output(path: out, reason: "the output folder is not writable") }
         let lock = try OutputLock(folder: out, timeout: options.lockTimeout)
         defer { withExtendedLifetime(lock) {} }
+        let state = try prepareStateFolder()
         // From here the output may change; the state describes it again only once it is final.
-        BuildState.remove(from: out)
+        BuildState.remove(from: state)
         let manifestPath = out + "/manifest.json"
         let previous: CourseManifest?
         do {
@@ -75,7 +76,7 @@ public struct CoursePackager: Sendable {
         var report = BuildReport(courseID: course.id, publishedAt: options.publishedAt, outputFolder: out)
         let leaves = course.blocks.filter { !$0.isContainer }
         let previousEntries = Dictionary((previous?.blocks ?? []).map { ($0.usageID, $0) }, uniquingKeysWith: { a, _ in a })
-        let previousHashes = HashCache.load(from: out)
+        let previousHashes = HashCache.load(from: state)
         let assets = AssetStore(
             export: export.directory, course: course, writer: ZipWriter(level: options.compressionLevel),
             previousHashes: previousHashes)
@@ -105,12 +106,15 @@ public struct CoursePackager: Sendable {
         var staged: [(entry: Int, path: String)] = []
         // A block that failed for want of disk space or the like is tried again next time.
         var failedWhileWriting = false
+        // Folders that received a new name: synced before any manifest names what is in them.
+        var writtenFolders = Set<String>()
         for (block, outcome) in zip(leaves, outcomes) {
             switch outcome {
             case .built(let entry, let stagedAt, let warnings):
                 report.counts.built += 1
                 report.warnings += warnings
                 if let stagedAt { staged.append((entries.count, stagedAt)) }
+                if let written = stagedAt ?? entry.archive { writtenFolders.insert(DurableFile.folder(of: out + "/" + written)) }
                 entries.append(entry)
             case .reused(let entry, let warnings):
                 report.counts.reused += 1
@@ -143,7 +147,9 @@ public struct CoursePackager: Sendable {
         var manifest = CourseManifest(courseID: course.id, publishedAt: options.publishedAt, generator: options.generator, blocks: entries)
         if let runtime, let name = entries.lazy.compactMap(\.runtime).first, name == runtime.archivePath {
             do {
-                manifest.runtime = try runtime.publish(into: out, writer: assets.writer, previous: previous?.runtime)
+                let (published, written) = try runtime.publish(into: out, writer: assets.writer, previous: previous?.runtime)
+                manifest.runtime = published
+                if written { writtenFolders.insert(out + "/runtime") }
             } catch {
                 throw .output(path: out + "/" + runtime.archivePath, reason: "cannot write the runtime archive: \(error)")
             }
@@ -152,6 +158,12 @@ public struct CoursePackager: Sendable {
             // Nothing changed: keep the previous publish time, so the file stays byte-identical.
             manifest.publishedAt = previous.publishedAt
         }
+        // Every archive's data was synced before it got its name (ZipWriter); its folder is
+        // synced here, before a manifest naming it replaces the old one, and the manifest is
+        // synced before its rename: after a power cut, the manifest on disk names only
+        // archives whose bytes are on disk too.
+        // DIR itself too: it may hold type folders made by this build.
+        try Self.syncFolders(writtenFolders.isEmpty ? [] : writtenFolders.union([out]))
         do {
             if !staged.isEmpty {
                 var interim = manifest
@@ -160,6 +172,7 @@ public struct CoursePackager: Sendable {
                 for (index, path) in staged {
                     try Staging.promote(out + "/" + path, to: out + "/" + (manifest.blocks[index].archive ?? path))
                 }
+                try Self.syncFolders(writtenFolders)
             }
             // After staging, the manifest on disk names the staged copies, even when the final one
             // equals the previous publish (an archive written again with the same content).
@@ -168,18 +181,29 @@ public struct CoursePackager: Sendable {
                 try ManifestFile.write(manifest, to: manifestPath)
                 Self.advanceModificationTime(of: manifestPath, past: previousStamp?.modified)
             }
+        } catch let error as ManifestError {
+            throw .publish(error)
+        } catch let error as BuildError {
+            throw error
         } catch {
             throw .output(path: manifestPath, reason: "\(error)")
         }
         for (_, path) in staged { unlink(out + "/" + path) }
         let hashes = assets.hashCache
-        if hashes.records != previousHashes.records { hashes.save(to: out) }
+        if hashes.records != previousHashes.records { hashes.save(to: state) }
 
         let kept = Set(entries.compactMap(\.archive) + entries.compactMap(\.runtime) + [manifest.runtime?.archive].compactMap { $0 })
+        var emptied = Set<String>()
         for stale in previousArchives.subtracting(kept).sorted() {
             guard ArchivePaths.isSafe(stale) else { continue }
-            if (try? FileManager.default.removeItem(atPath: out + "/" + stale)) != nil { report.counts.removed += 1 }
+            if (try? FileManager.default.removeItem(atPath: out + "/" + stale)) != nil {
+                report.counts.removed += 1
+                emptied.insert(DurableFile.folder(of: out + "/" + stale))
+            }
         }
+        // A removal lost in a power cut would leave an archive no manifest names, forever.
+        try? Self.syncFolders(emptied)
+        Self.removeEmptyFolders(in: out)
 
         if let inputs = pendingInputs.value, inputs.settled, !failedWhileWriting,
             let outputs = BuildState.outputs(in: out, workers: options.jobs)
@@ -188,7 +212,7 @@ public struct CoursePackager: Sendable {
                 inputs: inputs.key, outputs: outputs, courseID: course.id, blocks: report.counts.blocks,
                 offlineFalse: report.counts.offlineFalse, warnings: report.warnings,
                 failed: report.counts.failed, errors: report.errors
-            ).save(to: out)
+            ).save(to: state)
         }
 
         let finished = Date()
@@ -211,7 +235,7 @@ public struct CoursePackager: Sendable {
             let outputs = Background { BuildState.outputs(in: out) }
             let inputs = stampCourse()
             let outputsNow = outputs.value
-            guard let state = BuildState.load(from: out), let inputs, state.inputs == inputs.key, outputsNow == state.outputs else {
+            guard let state = BuildState.load(from: options.stateFolder), let inputs, state.inputs == inputs.key, outputsNow == state.outputs else {
                 return (nil, inputs)
             }
             var report = BuildReport(courseID: state.courseID, publishedAt: options.publishedAt, outputFolder: out)
@@ -224,6 +248,57 @@ public struct CoursePackager: Sendable {
             report.inputsUnchanged = true
             report.durations.totalSeconds = Date().timeIntervalSince(started)
             return (report, inputs)
+        }
+    }
+
+    /// The state folder, made if needed; never inside the output folder, which a web server or
+    /// a bucket copy would publish whole. Files an older coursepack kept in the output folder
+    /// itself are removed: the published folder ends up holding only what the manifest names.
+    private func prepareStateFolder() throws(BuildError) -> String {
+        let out = options.outputFolder
+        let state = options.stateFolder
+        let existed = access(state, F_OK) == 0
+        do {
+            try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        } catch {
+            throw .output(path: state, reason: "cannot create the state folder (choose another with --state-dir)")
+        }
+        if let outReal = Self.realPath(out), let stateReal = Self.realPath(state),
+            stateReal == outReal || stateReal.hasPrefix(outReal.hasSuffix("/") ? outReal : outReal + "/")
+        {
+            if !existed { rmdir(state) }
+            throw .invalidOption("--state-dir \(state) is inside --out \(out): everything there is published; choose a folder outside it")
+        }
+        for legacy in [HashCache.legacyFileName, BuildState.legacyFileName, ".coursepack.lock"] {
+            unlink(out + "/" + legacy)
+        }
+        return state
+    }
+
+    static func realPath(_ path: String) -> String? {
+        guard let pointer = realpath(path, nil) else { return nil }
+        defer { free(pointer) }
+        return String(cString: pointer)
+    }
+
+    static func syncFolders(_ folders: Set<String>) throws(BuildError) {
+        for folder in folders.sorted() {
+            do {
+                try DurableFile.syncFolder(folder)
+            } catch {
+                throw .output(path: folder, reason: "cannot sync it to disk: \(String(cString: strerror(error.errno)))")
+            }
+        }
+    }
+
+    /// Type folders made for blocks that turned out to have no archive (online-only ones), or
+    /// emptied by removals: the published folder holds no empty folders. `rmdir` leaves any
+    /// folder that holds something.
+    static func removeEmptyFolders(in out: String) {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: out)) ?? [] {
+            var info = stat()
+            guard lstat(out + "/" + name, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else { continue }
+            rmdir(out + "/" + name)
         }
     }
 

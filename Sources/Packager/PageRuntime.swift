@@ -77,13 +77,14 @@ struct PageRuntime: Sendable {
         return Array(html.utf8)
     }
 
-    /// Writes the archive unless the previous publish already holds it (its name is its content).
-    func publish(into folder: String, writer: ZipWriter, previous: RuntimeArchive?) throws -> RuntimeArchive {
+    /// Writes the archive unless the previous publish already holds it (its name is its content);
+    /// `written` says whether its folder got a new name to sync.
+    func publish(into folder: String, writer: ZipWriter, previous: RuntimeArchive?) throws -> (RuntimeArchive, written: Bool) {
         let path = folder + "/" + archivePath
         if let previous, previous.archive == archivePath, previous.contentHash == contentHash,
             FileStamp.of(path)?.size == previous.size, (try? Digest.file(path)) == previous.sha256
         {
-            return previous
+            return (previous, false)
         }
         try FileManager.default.createDirectory(atPath: folder + "/runtime", withIntermediateDirectories: true)
         var hasher = SHA256()
@@ -91,7 +92,7 @@ struct PageRuntime: Sendable {
             hasher.update(bufferPointer: $0)
         }
         let sha256 = written.observedAll ? Digest.hex(hasher.finalize()) : try Digest.file(path)
-        return RuntimeArchive(archive: archivePath, size: written.size, sha256: sha256, contentHash: contentHash)
+        return (RuntimeArchive(archive: archivePath, size: written.size, sha256: sha256, contentHash: contentHash), true)
     }
 
     /// Renders TeX the way the LMS's MathJax configuration reads it: `\(…\)` inline, `\[…\]` and

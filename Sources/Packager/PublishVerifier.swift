@@ -53,7 +53,7 @@ public enum PublishVerifier {
             }
             if size != block.size { problem("archive is \(size) bytes, the manifest says \(block.size.map(String.init) ?? "nothing")") }
             do {
-                let digest = try Digest.file(file)
+                let digest = try Digest.archive(file)
                 if digest != block.sha256 { problem("sha256 is \(digest), the manifest says \(block.sha256 ?? "nothing")") }
                 let reader = try ZipReader(path: file)
                 try reader.verify()

@@ -35,8 +35,16 @@ enum Staging {
         let temporary = final + ".tmp-\(getpid())-promote"
         unlink(temporary)
         if link(staged, temporary) != 0 {
-            // File systems without hard links: a copy is as good, only slower.
+            // File systems without hard links: a copy is as good, only slower, once its data
+            // is on disk like the staged file's.
             try FileManager.default.copyItem(atPath: staged, toPath: temporary)
+            let fd = open(temporary, O_RDONLY | O_CLOEXEC)
+            defer { if fd >= 0 { close(fd) } }
+            guard fd >= 0, fsync(fd) == 0 else {
+                let code = errno
+                unlink(temporary)
+                throw BuildError.output(path: final, reason: "cannot sync its copy to disk: \(String(cString: strerror(code)))")
+            }
         }
         guard rename(temporary, final) == 0 else {
             let code = errno

@@ -21,10 +21,10 @@ struct TreeStamp: Sendable, Equatable {
     /// `since` is when the caller started to read what is under `root` (default: now); changes
     /// after it make the stamp unsettled, so a walk may run while the files are being read.
     static func of(
-        _ root: String, skipping skippedFolder: (device: UInt64, inode: UInt64)? = nil, since: Int64 = now(),
+        _ root: String, skipping skippedFolders: [(device: UInt64, inode: UInt64)] = [], since: Int64 = now(),
         workers: Int = 1, include: (_ name: [UInt8], _ depth: Int, _ isFolder: Bool) -> Bool = { _, _, _ in true }
     ) -> TreeStamp? {
-        var walk = Walk(startedAt: since, skipped: skippedFolder, workers: workers)
+        var walk = Walk(startedAt: since, skipped: skippedFolders, workers: workers)
         var info = stat()
         guard lstat(root, &info) == 0 else { return nil }
         walk.add([], info, path: root)
@@ -34,8 +34,8 @@ struct TreeStamp: Sendable, Equatable {
         return TreeStamp(digest: Digest.hex(walk.hasher.finalize()), settled: walk.newest < walk.startedAt - settleMargin)
     }
 
-    /// Device and inode of a folder, to leave it out of a walk (an output folder placed inside
-    /// the course would otherwise change the course's stamp on every build).
+    /// Device and inode of a folder, to leave it out of a walk (an output or state folder placed
+    /// inside the course would otherwise change the course's stamp on every build).
     static func identity(of path: String) -> (device: UInt64, inode: UInt64)? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
@@ -50,7 +50,7 @@ struct TreeStamp: Sendable, Equatable {
 
     private struct Walk {
         let startedAt: Int64
-        let skipped: (device: UInt64, inode: UInt64)?
+        let skipped: [(device: UInt64, inode: UInt64)]
         let workers: Int
         var hasher = SHA256()
         var newest = Int64.min
@@ -121,7 +121,7 @@ struct TreeStamp: Sendable, Equatable {
                 guard let info else { return false }
                 let name = Array(terminated.dropLast())
                 let isFolder = (info.st_mode & S_IFMT) == S_IFDIR
-                if isFolder, let skipped, UInt64(info.st_dev) == skipped.device, UInt64(info.st_ino) == skipped.inode { continue }
+                if isFolder, skipped.contains(where: { UInt64(info.st_dev) == $0.device && UInt64(info.st_ino) == $0.inode }) { continue }
                 guard include(name, depth, isFolder) else { continue }
                 let child = relative.isEmpty ? name : relative + [UInt8(ascii: "/")] + name
                 // Only folders and links are looked at by path; building one for every file costs.

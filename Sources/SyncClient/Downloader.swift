@@ -9,6 +9,7 @@ import FoundationNetworking
 struct Downloader: Sendable {
     var attempts = 4
     var initialBackoff = 0.2
+    var timeouts = NetworkTimeouts()
 
     /// Fetches `location` into `destination`, resuming what is already there. Returns the
     /// bytes transferred in this call.
@@ -25,7 +26,7 @@ struct Downloader: Sendable {
             if have == expectedSize, expectedSize > 0 { return 0 }
             if have > expectedSize { unlink(destination) }
             do {
-                let outcome = try await StreamingTransfer.run(url: url, to: destination, resumeFrom: have > expectedSize ? 0 : have)
+                let outcome = try await StreamingTransfer.run(url: url, to: destination, resumeFrom: have > expectedSize ? 0 : have, timeouts: timeouts)
                 switch outcome.status {
                 case 200, 206:
                     if Self.size(of: destination) >= expectedSize { return outcome.bytes }
@@ -41,6 +42,8 @@ struct Downloader: Sendable {
                 }
             } catch let error as SyncError {
                 throw error
+            } catch let error as TransferFailure {
+                lastError = .unreachable(source: location, reason: "\(error)")
             } catch {
                 lastError = .unreachable(source: location, reason: error.localizedDescription)
             }
@@ -64,51 +67,119 @@ struct Downloader: Sendable {
     }
 }
 
-/// One HTTP GET streamed to a file through a session delegate, so memory stays bounded.
-private final class StreamingTransfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+/// How long a request may wait: for the server to answer at all (connection and response
+/// headers), and between two pieces of data once it answers. A server that stops sending holds
+/// no sync forever.
+public struct NetworkTimeouts: Sendable, Equatable {
+    public var connect: Double
+    public var idle: Double
+
+    public init(connect: Double = 15, idle: Double = 30) {
+        self.connect = connect
+        self.idle = idle
+    }
+}
+
+enum TransferFailure: Error, CustomStringConvertible {
+    case noAnswer(seconds: Double)
+    case tooLarge(limit: Int)
+
+    var description: String {
+        switch self {
+        case .noAnswer(let seconds): return "no answer within \(seconds) s (see --connect-timeout)"
+        case .tooLarge(let limit): return "larger than \(limit >> 20) MiB"
+        }
+    }
+}
+
+/// One HTTP GET streamed through a session delegate, to a file or into memory up to a bound,
+/// so memory stays bounded whatever the server sends.
+final class StreamingTransfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    enum Sink {
+        case file(FileHandle)
+        /// Collected in memory; the transfer stops as soon as it passes `limit` bytes.
+        case memory(limit: Int)
+    }
+
     // Touched only on the session's serial delegate queue, then read after completion.
-    private let handle: FileHandle
+    private let sink: Sink
     private var status = 0
+    private var response: HTTPURLResponse?
     private var bytes: UInt64 = 0
+    private var collected = Data()
     private var failure: Error?
     private var continuation: CheckedContinuation<(status: Int, bytes: UInt64), Error>?
 
-    private init(handle: FileHandle) {
-        self.handle = handle
+    private init(sink: Sink) {
+        self.sink = sink
     }
 
-    static func run(url: URL, to path: String, resumeFrom offset: UInt64) async throws -> (status: Int, bytes: UInt64) {
+    /// A file can be resumed from where a dropped connection left it; a body in memory cannot.
+    private var keepsPartialBody: Bool {
+        if case .file = sink { return true }
+        return false
+    }
+
+    static func run(url: URL, to path: String, resumeFrom offset: UInt64, timeouts: NetworkTimeouts) async throws -> (status: Int, bytes: UInt64) {
         if !FileManager.default.fileExists(atPath: path) {
             _ = FileManager.default.createFile(atPath: path, contents: nil)
         }
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         defer { try? handle.close() }
-        let transfer = StreamingTransfer(handle: handle)
         var request = URLRequest(url: url)
-        request.cachePolicy = .reloadIgnoringLocalCacheData
-        request.timeoutInterval = 60
         if offset > 0 { request.setValue("bytes=\(offset)-", forHTTPHeaderField: "Range") }
-        let prepared = request
+        let transfer = StreamingTransfer(sink: .file(handle))
+        return try await transfer.start(request, timeouts: timeouts)
+    }
+
+    /// The body of `request` in memory; throws `TransferFailure.tooLarge` once it passes `limit`.
+    static func fetch(_ request: URLRequest, limit: Int, timeouts: NetworkTimeouts) async throws -> (data: Data, response: HTTPURLResponse?) {
+        let transfer = StreamingTransfer(sink: .memory(limit: limit))
+        _ = try await transfer.start(request, timeouts: timeouts)
+        return (transfer.collected, transfer.response)
+    }
+
+    private func start(_ request: URLRequest, timeouts: NetworkTimeouts) async throws -> (status: Int, bytes: UInt64) {
+        var prepared = request
+        prepared.cachePolicy = .reloadIgnoringLocalCacheData
+        prepared.timeoutInterval = timeouts.idle
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
         let configuration = URLSessionConfiguration.ephemeral
         configuration.urlCache = nil
-        let session = URLSession(configuration: configuration, delegate: transfer, delegateQueue: queue)
+        configuration.timeoutIntervalForRequest = timeouts.idle
+        let session = URLSession(configuration: configuration, delegate: self, delegateQueue: queue)
         defer { session.finishTasksAndInvalidate() }
+        let request = prepared
         return try await withCheckedThrowingContinuation { continuation in
             queue.addOperation {
-                transfer.continuation = continuation
-                session.dataTask(with: prepared).resume()
+                self.continuation = continuation
+                let task = session.dataTask(with: request)
+                task.resume()
+                // No answer in time: the task is cancelled and fails with the reason.
+                DispatchQueue.global().asyncAfter(deadline: .now() + timeouts.connect) {
+                    queue.addOperation {
+                        guard self.response == nil, self.status == 0, self.continuation != nil else { return }
+                        self.failure = TransferFailure.noAnswer(seconds: timeouts.connect)
+                        task.cancel()
+                    }
+                }
             }
         }
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                     completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
-        status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        self.response = response as? HTTPURLResponse
+        status = self.response?.statusCode ?? -1
         do {
-            // 206 continues the partial file; a plain 200 starts it again.
-            if status == 206 { try handle.seekToEnd() } else { try handle.truncate(atOffset: 0) }
+            switch sink {
+            case .file(let handle):
+                // 206 continues the partial file; a plain 200 starts it again.
+                if status == 206 { try handle.seekToEnd() } else { try handle.truncate(atOffset: 0) }
+            case .memory(let limit):
+                if response.expectedContentLength > Int64(limit) { failure = TransferFailure.tooLarge(limit: limit) }
+            }
         } catch {
             failure = error
         }
@@ -116,9 +187,16 @@ private final class StreamingTransfer: NSObject, URLSessionDataDelegate, @unchec
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        guard failure == nil, status == 200 || status == 206 else { return }
+        guard failure == nil else { return }
         do {
-            try handle.write(contentsOf: data)
+            switch sink {
+            case .file(let handle):
+                guard status == 200 || status == 206 else { return }
+                try handle.write(contentsOf: data)
+            case .memory(let limit):
+                guard collected.count + data.count <= limit else { throw TransferFailure.tooLarge(limit: limit) }
+                collected.append(data)
+            }
             bytes += UInt64(data.count)
         } catch {
             failure = error
@@ -131,7 +209,7 @@ private final class StreamingTransfer: NSObject, URLSessionDataDelegate, @unchec
         self.continuation = nil
         if let failure {
             continuation?.resume(throwing: failure)
-        } else if let error, bytes == 0 {
+        } else if let error, bytes == 0 || !keepsPartialBody {
             continuation?.resume(throwing: error)
         } else {
             // A connection dropped midway still leaves a partial file worth resuming.

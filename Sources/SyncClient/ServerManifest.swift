@@ -34,17 +34,8 @@ extension SyncClient {
                 if let etag = validators.etag { request.setValue(etag, forHTTPHeaderField: "If-None-Match") }
                 if let modified = validators.lastModified { request.setValue(modified, forHTTPHeaderField: "If-Modified-Since") }
             }
-            let configuration = URLSessionConfiguration.ephemeral
-            configuration.urlCache = nil
-            let session = URLSession(configuration: configuration)
-            defer { session.finishTasksAndInvalidate() }
-            let response: URLResponse
-            do {
-                (data, response) = try await session.data(for: request)
-            } catch {
-                throw .unreachable(source: shown, reason: error.localizedDescription)
-            }
-            let http = response as? HTTPURLResponse
+            let http: HTTPURLResponse?
+            (data, http) = try await ManifestLoader.fetch(request, shown: shown, timeouts: options.timeouts)
             switch http?.statusCode ?? 0 {
             case 304:
                 guard let cached else { throw .http(url: shown, status: 304) }

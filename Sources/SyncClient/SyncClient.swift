@@ -22,13 +22,18 @@ public struct SyncClient: Sendable {
         public var selection: Set<String>
         public var jobs: Int
         public var limits: ZipReader.Limits
+        public var timeouts: NetworkTimeouts
 
-        public init(source: SyncSource, target: String, selection: Set<String> = [], jobs: Int = 4, limits: ZipReader.Limits = .init()) {
+        public init(
+            source: SyncSource, target: String, selection: Set<String> = [], jobs: Int = 4, limits: ZipReader.Limits = .init(),
+            timeouts: NetworkTimeouts = NetworkTimeouts()
+        ) {
             self.source = source
             self.target = target
             self.selection = selection
             self.jobs = max(1, jobs)
             self.limits = limits
+            self.timeouts = timeouts
         }
     }
 
@@ -179,7 +184,7 @@ public struct SyncClient: Sendable {
         let partial = stateFolder + "/downloads/\(sha)-\(folder.replacingOccurrences(of: "/", with: "_")).zip"
         let bytes: UInt64
         do {
-            bytes = try await Downloader().fetch(options.source.location(of: archive), to: partial, expectedSize: size)
+            bytes = try await Downloader(timeouts: options.timeouts).fetch(options.source.location(of: archive), to: partial, expectedSize: size)
         } catch {
             return .failure(error)
         }
@@ -198,7 +203,9 @@ public struct SyncClient: Sendable {
         let staging = parent + "/.\(name).new-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         do {
             try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
-            try ZipReader(path: partial, limits: options.limits).extract(into: staging)
+            // Synced before the swap: a power cut never leaves an installed folder whose files
+            // were not written, under a local manifest that says they are there.
+            try ZipReader(path: partial, limits: options.limits).extract(into: staging, synced: true)
         } catch {
             unlink(partial)
             return .failure(.verification(archive: archive, reason: "\(error); the installed version is kept"))
@@ -216,6 +223,11 @@ public struct SyncClient: Sendable {
                 return .failure(.local(path: final, reason: "cannot install: \(String(cString: strerror(errno)))"))
             }
             ZipReader.removeTree(old)
+        }
+        do {
+            try ZipReader.syncFolder(parent)
+        } catch {
+            return .failure(.local(path: parent, reason: "cannot sync the installed block to disk: \(error)"))
         }
         unlink(partial)
         return .success(bytes)

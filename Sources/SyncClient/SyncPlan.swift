@@ -26,7 +26,7 @@ public struct SyncPlan: Sendable {
             let selected = block.type == "runtime" ? runtimesInUse.contains(block.archive ?? "") : chosen(block)
             let before = local[block.usageID]
             guard selected || before != nil else { continue }
-            if let before, before.sha256 == block.sha256, before.contentHash == block.contentHash, before.archive == block.archive, isPresent(before) {
+            if let before, block.isSameDownload(as: before), isPresent(before) {
                 unchanged.append(block)
             } else if before != nil {
                 outdated.append(block)

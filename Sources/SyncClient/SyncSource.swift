@@ -60,27 +60,45 @@ public enum SyncError: Error, Equatable, CustomStringConvertible {
 
 /// Reads a manifest from a source, for `coursepack diff` and the sync plan.
 public enum ManifestLoader {
-    public static func load(_ source: SyncSource) async throws(SyncError) -> CourseManifest {
+    /// A server's manifest larger than this is refused, as soon as it is seen to be: a hostile
+    /// or broken server cannot make a client hold more than this in memory.
+    public static let sizeLimit = 64 << 20
+
+    public static func load(_ source: SyncSource, timeouts: NetworkTimeouts = NetworkTimeouts()) async throws(SyncError) -> CourseManifest {
         let shown = source.location(of: "manifest.json")
         let data: Data
         switch source {
         case .folder(let path):
             data = try readFolder(path, shown: shown)
         case .http(let url):
-            let response: URLResponse
-            do {
-                (data, response) = try await URLSession.shared.data(from: url.appendingPathComponent("manifest.json"))
-            } catch {
-                throw .unreachable(source: shown, reason: error.localizedDescription)
-            }
-            let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+            let response: HTTPURLResponse?
+            (data, response) = try await fetch(URLRequest(url: url.appendingPathComponent("manifest.json")), shown: shown, timeouts: timeouts)
+            let status = response?.statusCode ?? 0
             guard status == 200 else { throw .http(url: shown, status: status) }
         }
         return try decode(data, shown: shown)
     }
 
+    /// The body of a manifest request, streamed and refused once it passes `sizeLimit`.
+    static func fetch(_ request: URLRequest, shown: String, timeouts: NetworkTimeouts) async throws(SyncError) -> (Data, HTTPURLResponse?) {
+        do {
+            return try await StreamingTransfer.fetch(request, limit: sizeLimit, timeouts: timeouts)
+        } catch TransferFailure.tooLarge {
+            throw .unsafeManifest(source: shown, reason: "manifest larger than \(sizeLimit >> 20) MiB")
+        } catch let error as TransferFailure {
+            throw .unreachable(source: shown, reason: "\(error)")
+        } catch {
+            throw .unreachable(source: shown, reason: error.localizedDescription)
+        }
+    }
+
     static func readFolder(_ path: String, shown: String) throws(SyncError) -> Data {
-        guard let data = FileManager.default.contents(atPath: path + "/manifest.json") else {
+        let file = path + "/manifest.json"
+        var info = stat()
+        if stat(file, &info) == 0, info.st_size > sizeLimit {
+            throw .unsafeManifest(source: shown, reason: "manifest larger than \(sizeLimit >> 20) MiB")
+        }
+        guard let data = FileManager.default.contents(atPath: file) else {
             throw .unreachable(source: shown, reason: "no manifest.json there")
         }
         return data
@@ -88,7 +106,7 @@ public enum ManifestLoader {
 
     /// Parses a manifest from a source that may be hostile, within a size bound.
     static func decode(_ data: Data, shown: String) throws(SyncError) -> CourseManifest {
-        guard data.count <= 64 << 20 else { throw .unsafeManifest(source: shown, reason: "manifest larger than 64 MiB") }
+        guard data.count <= sizeLimit else { throw .unsafeManifest(source: shown, reason: "manifest larger than \(sizeLimit >> 20) MiB") }
         do {
             return try ManifestFile.decode(data, path: shown)
         } catch {

@@ -106,7 +106,7 @@ final class OutputFile {
     /// Names the unnamed file `destination`, atomically: readers see the old file or the
     /// complete new one. An existing file is replaced through a temporary name and a rename.
     func link(as destination: String, temporaryName: () -> String) throws -> LinkResult {
-        try flush()
+        try sync()
         if coursepack_link_unnamed(fd, destination) == 0 { return .linked }
         guard errno == EEXIST else { return .unsupported }
         let temporary = temporaryName()
@@ -168,6 +168,13 @@ final class OutputFile {
         try buffer.withUnsafeBytes { raw in try writeAll(raw) }
         flushed += UInt64(buffer.count)
         buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// Writes out the buffer and waits until the file's data is on the disk: a name given to
+    /// it afterwards never points at blocks lost in a power cut.
+    func sync() throws {
+        try flush()
+        guard fsync(fd) == 0 else { throw ZipError.io(path: path, operation: "fsync", errno: errno) }
     }
 
     /// Safe to call twice: the descriptor is closed once (a second close could hit a file

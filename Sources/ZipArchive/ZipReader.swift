@@ -58,8 +58,11 @@ public struct ZipReader {
 
     /// Extracts every entry into `folder`, which must not exist yet (so nothing already in it,
     /// such as a planted symlink, can redirect a write). On error the folder is removed.
-    public func extract(into folder: String) throws {
+    /// `synced`: every file and folder is on the disk when this returns, so renaming `folder`
+    /// into place cannot publish entries a power cut would lose (the caller syncs its parent).
+    public func extract(into folder: String, synced: Bool = false) throws {
         guard mkdir(folder, 0o755) == 0 else { throw ZipError.io(path: folder, operation: "create folder", errno: errno) }
+        var folders: Set<String> = [folder]
         do {
             for entry in entries {
                 let parts = entry.name.split(separator: "/")
@@ -69,17 +72,30 @@ public struct ZipReader {
                     if mkdir(current, 0o755) != 0 && errno != EEXIST {
                         throw ZipError.io(path: current, operation: "create folder", errno: errno)
                     }
+                    folders.insert(current)
                 }
                 guard !entry.isDirectory else { continue }
                 let target = folder + "/" + entry.name
                 let out = try OutputFile(creating: target)
                 try stream(entry) { try out.write($0) }
+                if synced { try out.sync() }
                 try out.close()
+            }
+            if synced {
+                for path in folders.sorted(by: { $0.count > $1.count }) { try Self.syncFolder(path) }
             }
         } catch {
             Self.removeTree(folder)
             throw error
         }
+    }
+
+    /// Makes the entries of `path` durable (their names, not their data).
+    public static func syncFolder(_ path: String) throws {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw ZipError.io(path: path, operation: "open folder", errno: errno) }
+        defer { _ = Glibc_close(fd) }
+        guard fsync(fd) == 0 else { throw ZipError.io(path: path, operation: "fsync", errno: errno) }
     }
 
     /// Streams an entry's uncompressed bytes through `sink`, checking its size and CRC.

@@ -70,8 +70,10 @@ public struct ZipWriter: Sendable {
         return PreparedEntry(method: .deflated, crc32: crc, uncompressedSize: UInt64(bytes.count), payload: compressed)
     }
 
-    /// Writes the archive and gives it its name only when it is complete, so `destination` is
-    /// never seen half-written and a failed write leaves the previous file. Returns its size.
+    /// Writes the archive and gives it its name only when it is complete and synced to disk, so
+    /// `destination` is never seen half-written, even after a power cut, and a failed write
+    /// leaves the previous file. Returns its size. The caller syncs the folder (once for many
+    /// archives) before anything that names the archive is published.
     @discardableResult
     public func write(_ entries: [ZipEntry], to destination: String) throws -> UInt64 {
         try write(entries, to: destination, observingBytes: nil).size
@@ -133,6 +135,7 @@ public struct ZipWriter: Sendable {
         do {
             try writeArchive(sorted, to: out)
             let size = out.offset
+            try out.sync()
             try out.close()
             guard rename(temporary, destination) == 0 else {
                 throw ZipError.io(path: destination, operation: "rename", errno: errno)

@@ -17,9 +17,13 @@ struct Diff: AsyncParsableCommand {
     @Flag(name: .long, help: "Print JSON instead of text.")
     var json = false
 
+    @OptionGroup var network: NetworkFlags
+
+    func validate() throws { try network.validate() }
+
     func run() async throws {
-        let before = try await orExitBadInput { try await ManifestLoader.load(SyncSource(old)) }
-        let after = try await orExitBadInput { try await ManifestLoader.load(SyncSource(new)) }
+        let before = try await orExitBadInput { try await ManifestLoader.load(SyncSource(old), timeouts: network.timeouts) }
+        let after = try await orExitBadInput { try await ManifestLoader.load(SyncSource(new), timeouts: network.timeouts) }
         let diff = ManifestDiff(old: before, new: after)
         if json {
             let object: [String: Any] = [

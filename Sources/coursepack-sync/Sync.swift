@@ -20,15 +20,19 @@ struct Sync: AsyncParsableCommand {
     @Option(name: .long, help: "Parallel downloads.")
     var jobs: Int = 4
 
+    @OptionGroup var network: NetworkFlags
+
     @Flag(name: .customLong("dry-run"), help: "Print the plan (blocks and bytes to download and delete) and change nothing.")
     var dryRun = false
 
     func validate() throws {
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
+        try network.validate()
     }
 
     func run() async throws {
-        let client = SyncClient(options: .init(source: SyncSource(source), target: target, selection: Set(blocks), jobs: jobs))
+        let client = SyncClient(options: .init(
+            source: SyncSource(source), target: target, selection: Set(blocks), jobs: jobs, timeouts: network.timeouts))
         if dryRun {
             let (plan, _) = try await orExitBadInput { try await client.plan() }
             for block in plan.new { print("new       \(block.archive ?? "")  \(block.size ?? 0) bytes  \(block.displayName ?? "")") }
@@ -46,5 +50,20 @@ struct Sync: AsyncParsableCommand {
         let megabytes = Double(summary.downloadedBytes) / 1_048_576
         print("coursepack: synced \(target): \(summary.downloadedBlocks) blocks downloaded (\(summary.downloadedBytes) bytes, \(String(format: "%.1f", megabytes)) MB), \(summary.plan.unchanged.count) unchanged, \(summary.removedBlocks) removed, \(summary.failures.count) failed in \(String(format: "%.2f", summary.seconds)) s\(summary.manifestNotModified ? " (manifest not modified)" : "")")
         if !summary.failures.isEmpty { throw ExitCode(ExitStatus.blocksFailed) }
+    }
+}
+
+/// Timeouts of every HTTP request `sync` and `diff` make.
+struct NetworkFlags: ParsableArguments {
+    @Option(name: .customLong("connect-timeout"), help: "Seconds to wait for a server to answer a request (connection and response headers).")
+    var connectTimeout: Double = NetworkTimeouts().connect
+
+    @Option(name: .customLong("idle-timeout"), help: "Seconds a transfer may go without receiving data before it is retried or fails.")
+    var idleTimeout: Double = NetworkTimeouts().idle
+
+    var timeouts: NetworkTimeouts { NetworkTimeouts(connect: connectTimeout, idle: idleTimeout) }
+
+    func validate() throws {
+        guard connectTimeout > 0, idleTimeout > 0 else { throw ValidationError("--connect-timeout and --idle-timeout must be more than 0 seconds") }
     }
 }

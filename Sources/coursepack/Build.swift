@@ -35,6 +35,9 @@ struct Build: ParsableCommand {
     @Option(name: .customLong("runtime-from"), help: "Folder with Debian's jquery/ and katex/ (libjs-jquery, libjs-katex) for the shared page runtime.")
     var runtimeFrom: String = BuildOptions.defaultRuntimeSource
 
+    @Option(name: .customLong("state-dir"), help: "Folder for the build state and hash cache, outside DIR (default: DIR.coursepack-state beside DIR).")
+    var stateDir: String?
+
     @Option(name: .long, help: "Deflate level, 1-9.")
     var level: Int32 = 6
 
@@ -57,7 +60,7 @@ struct Build: ParsableCommand {
         let options = BuildOptions(
             outputFolder: out, publishedAt: publishedAt.flatMap(Timestamp.parse).map(Timestamp.format) ?? Timestamp.now(),
             jobs: jobs, compressionLevel: level, templates: templateSet, lmsURL: lmsURL, lockTimeout: lockTimeout,
-            runtimeSource: runtimeFrom)
+            stateFolder: stateDir, runtimeSource: runtimeFrom)
         let progress = ProgressLine(enabled: !quiet && isatty(STDERR_FILENO) == 1)
         let result = try orExitBadInput(cleanup: progress.finish) {
             try CoursePackager(options: options).build(coursePath: course) { done, total in progress.update(done, of: total) }

@@ -35,6 +35,19 @@ import TestSupport
         #expect(result.stderr.contains("install coursepack-sync beside coursepack"), "\(result.stderr)")
     }
 
+    /// A shell with the block twice would publish every page twice and differently each
+    /// build: refused before anything is written, naming the template file.
+    @Test func aTemplateWithContentTwiceExitsTwoNamingIt() throws {
+        let templates = TestSupport.temporaryFolder("cli")
+        try TestSupport.write(["page.mustache": "<main>{{{content}}}</main><aside>{{{content}}}</aside>"], under: templates)
+        let out = TestSupport.temporaryFolder("cli") + "/out"
+        let result = try TestSupport.coursepack(["build", TestSupport.exampleCourse, "--out", out, "--templates", templates, "-q"])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains(templates + "/page.mustache"), "\(result.stderr)")
+        #expect(result.stderr.contains("exactly once"), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out))
+    }
+
     @Test func strictTurnsWarningsIntoExitOne() throws {
         let out = TestSupport.temporaryFolder("cli")
         let result = try TestSupport.coursepack(["build", TestSupport.exampleCourse, "--out", out, "--strict", "-q"])

@@ -46,14 +46,11 @@ func unpackedProblems(_ target: String) throws -> String {
 func archiveRequests(_ lines: [String]) -> [String] { lines.filter { $0.contains(".zip ") } }
 
 /// Starts the fault-injecting HTTP server; returns its base URL, log path and process.
-func startFaultServer(serving root: String, faults: String) throws -> (url: String, log: String, process: Process) {
+func startFaultServer(serving root: String, faults: String) throws -> (url: String, log: String, process: ChildProcess) {
     let folder = TestSupport.temporaryFolder("fault")
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: try #require(TestSupport.which("python3")))
-    process.arguments = [TestSupport.packageRoot + "/Tests/fixtures/fault_server.py", root, folder + "/port", folder + "/log", faults]
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    try process.run()
+    let process = try ChildProcess(try #require(TestSupport.which("python3")), [
+        TestSupport.packageRoot + "/Tests/fixtures/fault_server.py", root, folder + "/port", folder + "/log", faults,
+    ])
     for _ in 0..<100 where !FileManager.default.fileExists(atPath: folder + "/port") { usleep(50_000) }
     let port = String(decoding: TestSupport.read(folder + "/port"), as: UTF8.self)
     return ("http://127.0.0.1:\(port)", folder + "/log", process)
@@ -66,6 +63,7 @@ func startFaultServer(serving root: String, faults: String) throws -> (url: Stri
         let published = TestSupport.temporaryFolder("sync") + "/published"
         #expect(try TestSupport.coursepack(["build", course, "--out", published, "-q"]).status == 0)
         let server = try startNginx(serving: published)
+        defer { #expect(server.stop(), "nginx outlived its test") }
         let target = TestSupport.temporaryFolder("sync") + "/device"
 
         let first = try TestSupport.coursepack(["sync", server.baseURL, "--to", target])
@@ -124,6 +122,7 @@ func startFaultServer(serving root: String, faults: String) throws -> (url: Stri
         let published = TestSupport.temporaryFolder("sync") + "/published"
         _ = try TestSupport.coursepack(["build", TestSupport.exampleCourse, "--out", published, "-q"])
         let server = try startNginx(serving: published)
+        defer { #expect(server.stop(), "nginx outlived its test") }
         let target = TestSupport.temporaryFolder("sync") + "/device"
         #expect(try TestSupport.coursepack(["sync", server.baseURL, "--to", target, "--jobs", "2"]).status == 0)
         let installed = TestSupport.read(target + "/html/welcome_page/index.html")
@@ -179,6 +178,7 @@ func startFaultServer(serving root: String, faults: String) throws -> (url: Stri
             """
         _ = try TestSupport.run(try #require(TestSupport.which("python3")), ["-c", patch, published])
         let server = try startNginx(serving: published)
+        defer { #expect(server.stop(), "nginx outlived its test") }
         let base = TestSupport.temporaryFolder("sync")
         let target = base + "/a/b/device"
         let result = try TestSupport.coursepack(["sync", server.baseURL, "--to", target])
@@ -212,7 +212,7 @@ func startFaultServer(serving root: String, faults: String) throws -> (url: Stri
         _ = try TestSupport.coursepack(["build", TestSupport.exampleCourse, "--out", published, "-q"])
         let faults = #"{"/html/welcome_page.zip": {"fail_first": 1}, "/video/lecture_video.zip": {"cut_after": 1500}}"#
         let (url, log, process) = try startFaultServer(serving: published, faults: faults)
-        defer { process.terminate() }
+        defer { #expect(process.stop(), "the fault server outlived its test") }
         let target = TestSupport.temporaryFolder("sync") + "/device"
         let result = try TestSupport.coursepack(["sync", url, "--to", target])
         #expect(result.status == 0, "\(result.stderr)")
@@ -221,6 +221,30 @@ func startFaultServer(serving root: String, faults: String) throws -> (url: Stri
         #expect(lines.contains("GET /video/lecture_video.zip bytes=1500-"), "the cut download resumes where it stopped: \(lines)")
         #expect(try unpackedProblems(target).contains("\"bad\": []"))
         #expect(FileManager.default.fileExists(atPath: target + "/video/lecture_video/static/lecture.mp4"))
+    }
+
+    /// A test runner that dies without stopping its fault server does not leave it behind.
+    @Test func aFaultServerWhoseStarterDiesExitsToo() throws {
+        let folder = TestSupport.temporaryFolder("fault")
+        let python = try #require(TestSupport.which("python3"))
+        // The shell starts the server in the background and exits while it runs, as a killed
+        // runner would. No pipe: the server would hold it open.
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        shell.arguments = ["-c", "\"$0\" \"$1\" \"$2\" \"$3\" \"$4\" '{}' & echo $! > \"$2/pid\"; sleep 1",
+            python, TestSupport.packageRoot + "/Tests/fixtures/fault_server.py", folder, folder + "/port", folder + "/log"]
+        shell.standardInput = FileHandle.nullDevice
+        shell.standardOutput = FileHandle.nullDevice
+        shell.standardError = FileHandle.nullDevice
+        try shell.run()
+        shell.waitUntilExit()
+        let pid = try #require(Int32(String(decoding: TestSupport.read(folder + "/pid"), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)))
+        for _ in 0..<100 where !FileManager.default.fileExists(atPath: folder + "/port") { usleep(50_000) }
+        #expect(FileManager.default.fileExists(atPath: folder + "/port"), "the server started")
+        var waited = 0
+        while TestSupport.isAlive(pid) && waited < 100 { usleep(50_000); waited += 1 }
+        #expect(!TestSupport.isAlive(pid), "the orphaned fault server exited")
+        if TestSupport.isAlive(pid) { kill(pid, SIGKILL) }
     }
 
     static func size(_ path: String) -> Int { TestSupport.read(path).count }

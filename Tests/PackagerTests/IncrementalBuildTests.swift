@@ -138,22 +138,32 @@ func id(_ name: String) -> String { "block-v1:O+N+r+type@html+block@\(name)" }
         }
     }
 
-    /// Unchanged media is not read again: the hash cache answers for a file whose size and
-    /// mtime are unchanged, and any change of either makes it read again.
-    @Test func theHashCacheAnswersForUnchangedFilesAndNotForChangedOnes() throws {
+    /// Unchanged media is not read again: the hash cache answers for a file whose stamp (size,
+    /// mtime, ctime, inode) is unchanged. An edit of the same size whose mtime was put back is
+    /// still an edit (its ctime moved): the archive gets the new bytes, and the build state
+    /// saved afterwards describes them, so the next build is unchanged with the new content.
+    @Test func anEditWithItsModificationTimePutBackReachesTheArchive() throws {
         let course = try fourBlockCourse()
         let old = Date(timeIntervalSince1970: 1_600_000_000)
         try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: course + "/static/other.png")
+        Thread.sleep(forTimeInterval: 2.2)
         let (out, _) = try build(course)
-        #expect(FileManager.default.fileExists(atPath: out + "/.coursepack-cache.json"))
-        // Same size, same mtime, other bytes: only the cache can make the build miss this.
+        #expect(FileManager.default.fileExists(atPath: BuildOptions.defaultStateFolder(forOutput: out) + "/cache.json"))
+        let (_, untouched) = try build(course, into: out, publishedAt: "2026-11-30T00:00:00Z")
+        #expect(untouched.inputsUnchanged)
+        // Same size, same mtime, other bytes.
         try TestSupport.write(["static/other.png": "PNG OTHER IMAGE"], under: course)
         try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: course + "/static/other.png")
-        let (_, cached) = try build(course, into: out, publishedAt: "2026-12-01T00:00:00Z")
-        #expect(cached.counts.built == 0 && cached.counts.reused == 4)
-        try FileManager.default.setAttributes([.modificationDate: Date()], ofItemAtPath: course + "/static/other.png")
-        let (_, rehashed) = try build(course, into: out, publishedAt: "2026-12-02T00:00:00Z")
-        #expect(rehashed.counts.built == 1, "a new mtime makes the file read again")
+        Thread.sleep(forTimeInterval: 2.2)
+        let (_, rebuilt) = try build(course, into: out, publishedAt: "2026-12-01T00:00:00Z")
+        #expect(!rebuilt.inputsUnchanged)
+        #expect(rebuilt.counts.built == 1 && rebuilt.counts.reused == 3, "block d shows the edited image")
+        let unzip = try #require(TestSupport.which("unzip"))
+        #expect(try TestSupport.run(unzip, ["-p", out + "/html/d.zip", "static/other.png"]).stdout == "PNG OTHER IMAGE")
+        let (_, again) = try build(course, into: out, publishedAt: "2026-12-02T00:00:00Z")
+        #expect(again.inputsUnchanged, "the state saved after the rebuild describes the new bytes")
+        #expect(try TestSupport.run(unzip, ["-p", out + "/html/d.zip", "static/other.png"]).stdout == "PNG OTHER IMAGE")
+        #expect(try PublishVerifier.verify(folder: out).problems.isEmpty)
     }
 }
 

@@ -163,12 +163,79 @@ extension TestSupport {
     }
 }
 
+/// A long-running helper a test starts (a server): stopped and reaped when the test is done,
+/// so no process outlives the test that started it. `stop()` says whether it is really gone.
+public final class ChildProcess: @unchecked Sendable {
+    public let process: Process
+    public var pid: Int32 { process.processIdentifier }
+
+    public init(_ executable: String, _ arguments: [String]) throws {
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    /// SIGTERM, then SIGKILL if it is still there after 5 s; waits for it, and for the
+    /// processes it started (`descendants` taken before), to be gone. True when none is left.
+    @discardableResult
+    public func stop() -> Bool {
+        let children = TestSupport.descendants(of: pid)
+        if process.isRunning {
+            process.terminate()
+            let deadline = Date().addingTimeInterval(5)
+            while process.isRunning && Date() < deadline { usleep(20_000) }
+            if process.isRunning { kill(pid, SIGKILL) }
+        }
+        process.waitUntilExit()
+        let deadline = Date().addingTimeInterval(5)
+        while children.contains(where: TestSupport.isAlive) && Date() < deadline { usleep(20_000) }
+        return !TestSupport.isAlive(pid) && !children.contains(where: TestSupport.isAlive)
+    }
+
+    deinit { stop() }
+}
+
+extension TestSupport {
+    /// Whether a process with this id exists and is not a zombie.
+    public static func isAlive(_ pid: Int32) -> Bool {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return kill(pid, 0) == 0 }
+        // The state follows the command name in parentheses: Z is a zombie, X dead.
+        guard let close = status.lastIndex(of: ")") else { return true }
+        let state = status[status.index(after: close)...].trimmingCharacters(in: .whitespaces).first
+        return state != "Z" && state != "X"
+    }
+
+    /// Ids of the processes below `pid` (children, their children...), from /proc.
+    public static func descendants(of pid: Int32) -> [Int32] {
+        var parents: [Int32: Int32] = [:]
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let child = Int32(name), let stat = try? String(contentsOfFile: "/proc/\(name)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { continue }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            if fields.count > 1, let parent = Int32(fields[1]) { parents[child] = parent }
+        }
+        var found: [Int32] = []
+        var frontier = [pid]
+        while let next = frontier.popLast() {
+            let children = parents.filter { $0.value == next }.map(\.key)
+            found += children
+            frontier += children
+        }
+        return found
+    }
+}
+
 /// A real nginx serving a folder on a free loopback port, with its access log, for sync tests.
 public final class NginxServer: @unchecked Sendable {
     public let port: Int
     public let root: String
     public let folder: String
-    private let process: Process
+    private let process: ChildProcess
 
     public var baseURL: String { "http://127.0.0.1:\(port)" }
     public var accessLog: String { folder + "/access.log" }
@@ -200,12 +267,7 @@ public final class NginxServer: @unchecked Sendable {
             }
             """
         try TestSupport.write(["nginx.conf": config], under: folder)
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: nginx)
-        process.arguments = ["-c", folder + "/nginx.conf", "-p", folder, "-g", "daemon off;"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        process = try ChildProcess(nginx, ["-c", folder + "/nginx.conf", "-p", folder, "-g", "daemon off;"])
         // Ready when the port accepts connections.
         for _ in 0..<100 {
             let check = try TestSupport.run(python, ["-c", "import socket,sys; s=socket.socket(); sys.exit(s.connect_ex(('127.0.0.1', \(port))))"])
@@ -225,10 +287,9 @@ public final class NginxServer: @unchecked Sendable {
         // nginx keeps appending to its open descriptor; truncation is enough.
     }
 
-    deinit {
-        process.terminate()
-        process.waitUntilExit()
-    }
+    /// Stops nginx and its workers; true when none of them is left.
+    @discardableResult
+    public func stop() -> Bool { process.stop() }
 }
 
 extension TestSupport {

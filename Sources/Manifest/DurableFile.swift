@@ -1,0 +1,69 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What makes a rename survive a power cut, not only a killed process: the file's data reaches
+/// the disk (`fsync`) before the rename that makes it visible, and the folder that holds the
+/// new name is synced after it. Without the first, a manifest can name an archive whose blocks
+/// were never written; without the second, the rename itself can be lost.
+public enum DurableFile {
+    public struct Failure: Error, Equatable, CustomStringConvertible {
+        public let path: String
+        public let operation: String
+        public let errno: Int32
+
+        public var description: String { "\(path): \(operation) failed: \(String(cString: strerror(errno)))" }
+    }
+
+    /// Writes `bytes` to a new file at `temporary` and syncs it; the caller renames it.
+    public static func writeSynced(_ bytes: [UInt8], to temporary: String) throws(Failure) {
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw Failure(path: temporary, operation: "create", errno: errno) }
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + done, $0.count - done) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                let code = errno
+                close(fd)
+                throw Failure(path: temporary, operation: "write", errno: code)
+            }
+            done += n
+        }
+        guard fsync(fd) == 0 else {
+            let code = errno
+            close(fd)
+            throw Failure(path: temporary, operation: "fsync", errno: code)
+        }
+        guard close(fd) == 0 else { throw Failure(path: temporary, operation: "close", errno: errno) }
+    }
+
+    /// Makes the names in `folder` (new, renamed or removed entries) durable.
+    public static func syncFolder(_ folder: String) throws(Failure) {
+        let fd = open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw Failure(path: folder, operation: "open", errno: errno) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw Failure(path: folder, operation: "fsync", errno: errno) }
+    }
+
+    /// The folder part of `path` ("." for a bare name).
+    public static func folder(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        let folder = String(path[..<slash])
+        return folder.isEmpty ? "/" : folder
+    }
+
+    /// Replaces `path` with `bytes` durably: a synced temporary file beside it, a rename, a
+    /// synced folder. Readers see the old file or the new one, never a mix.
+    public static func replace(_ path: String, with bytes: [UInt8], temporary: String) throws(Failure) {
+        try writeSynced(bytes, to: temporary)
+        guard rename(temporary, path) == 0 else {
+            let code = errno
+            unlink(temporary)
+            throw Failure(path: path, operation: "rename", errno: code)
+        }
+        try syncFolder(folder(of: path))
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import Manifest
+import Testing
+import TestSupport
+
+/// The client against servers that misbehave slowly or hugely, and against power cuts.
+@Suite(.serialized) struct ClientReliabilityTests {
+    func published() throws -> String {
+        let published = TestSupport.temporaryFolder("client") + "/published"
+        #expect(try TestSupport.coursepack(["build", TestSupport.exampleCourse, "--out", published, "-q"]).status == 0)
+        return published
+    }
+
+    /// A manifest past 64 MiB is refused while it streams: the client never holds more than
+    /// the limit, instead of reading all of it into memory first (peak memory shows which).
+    @Test func aManifestPastTheLimitIsRefusedWhileItStreams() throws {
+        let published = try published()
+        let endless = 384 << 20
+        let (url, _, server) = try startFaultServer(serving: published, faults: #"{"/manifest.json": {"endless": \#(endless)}}"#)
+        defer { #expect(server.stop(), "the fault server outlived its test") }
+        let time = try #require(TestSupport.which("time").map { _ in "/usr/bin/time" } ?? (FileManager.default.isExecutableFile(atPath: "/usr/bin/time") ? "/usr/bin/time" : nil), "GNU time is needed (apt-get install time)")
+        for command in [["sync", url, "--to", TestSupport.temporaryFolder("client")], ["diff", url, published]] {
+            let result = try TestSupport.run(time, ["-f", "peak-kb %M", TestSupport.coursepackBinary] + command)
+            #expect(result.status == 2, "\(command[0]): \(result.stderr)")
+            #expect(result.stderr.contains("larger than 64 MiB"), "\(command[0]): \(result.stderr)")
+            let peak = result.stderr.split(separator: "\n").last { $0.hasPrefix("peak-kb ") }.flatMap { Int($0.dropFirst(8)) } ?? Int.max
+            #expect(peak < 200 << 10, "\(command[0]) held \(peak) KB at its peak")
+        }
+    }
+
+    /// A server that stops sending mid-archive, or never answers, costs seconds, not minutes.
+    @Test func aServerThatStopsSendingOrNeverAnswersIsGivenUpOn() throws {
+        let published = try published()
+        let (url, _, server) = try startFaultServer(serving: published, faults: #"{"/html/welcome_page.zip": {"stall_after": 100}}"#)
+        defer { #expect(server.stop(), "the fault server outlived its test") }
+        let target = TestSupport.temporaryFolder("client") + "/device"
+        var started = Date()
+        let stalled = try TestSupport.coursepack(["sync", url, "--to", target, "--idle-timeout", "1", "--connect-timeout", "2"])
+        #expect(stalled.status == 1, "the stalled block fails, the rest is installed: \(stalled.stderr)")
+        #expect(stalled.stderr.contains("html/welcome_page.zip") || stalled.stderr.contains("welcome_page"), "\(stalled.stderr)")
+        #expect(Date().timeIntervalSince(started) < 30, "four attempts of about a second each")
+        #expect(FileManager.default.fileExists(atPath: target + "/html/handout_page/index.html"))
+
+        let (silentURL, _, silent) = try startFaultServer(serving: published, faults: #"{"/manifest.json": {"silent": true}}"#)
+        defer { #expect(silent.stop(), "the fault server outlived its test") }
+        started = Date()
+        let unanswered = try TestSupport.coursepack(["sync", silentURL, "--to", TestSupport.temporaryFolder("client"), "--connect-timeout", "1"])
+        #expect(unanswered.status == 2)
+        #expect(unanswered.stderr.contains("no answer within 1.0 s"), "\(unanswered.stderr)")
+        #expect(Date().timeIntervalSince(started) < 15)
+        let badFlag = try TestSupport.coursepack(["sync", silentURL, "--to", TestSupport.temporaryFolder("client"), "--idle-timeout", "0"])
+        #expect(badFlag.status == 2)
+    }
+
+    /// Installed blocks and the local manifest are on disk before anything names them.
+    @Test func installedBlocksAreSyncedBeforeTheLocalManifestNamesThem() throws {
+        let published = try published()
+        let strace = try requireStrace()
+        let target = TestSupport.temporaryFolder("client") + "/device"
+        let log = TestSupport.temporaryFolder("strace") + "/trace"
+        let traced = try TestSupport.run(strace, ["-f", "-y", "-o", log, "-e", "trace=openat,fsync,rename,renameat2",
+                                                  TestSupport.coursepackBinary, "sync", published, "--to", target])
+        #expect(traced.status == 0, "\(traced.stderr)")
+        let check = try TestSupport.run(try #require(TestSupport.which("python3")), [
+            TestSupport.packageRoot + "/Tests/fixtures/check_sync_fsync_order.py", log, target,
+        ])
+        #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
+        let manifest = try #require(try ManifestFile.read(published + "/manifest.json"))
+        // Every block and the shared runtime archive, which is installed like one.
+        let archives = manifest.blocks.compactMap(\.archive) + [manifest.runtime?.archive].compactMap { $0 }
+        #expect(check.stdout.contains("\"installs\": \(archives.count)"), "\(check.stdout)")
+    }
+
+    /// `diff` and `sync --dry-run` agree on what changed, also when only an archive's path did.
+    @Test func diffAndDryRunAgreeWhenOnlyAnArchivePathChanged() throws {
+        let old = try published()
+        let new = TestSupport.temporaryFolder("client") + "/new"
+        try TestSupport.copy(old, to: new)
+        try FileManager.default.moveItem(atPath: new + "/html/handout_page.zip", toPath: new + "/html/handout_page-2.zip")
+        let python = try #require(TestSupport.which("python3"))
+        _ = try TestSupport.run(python, ["-c", """
+            import json, sys
+            path = sys.argv[1] + "/manifest.json"
+            m = json.load(open(path))
+            for b in m["blocks"]:
+                if b.get("archive") == "html/handout_page.zip":
+                    b["archive"] = b["offline_download"]["file_url"] = "html/handout_page-2.zip"
+            json.dump(m, open(path, "w"))
+            """, new])
+        let target = TestSupport.temporaryFolder("client") + "/device"
+        #expect(try TestSupport.coursepack(["sync", old, "--to", target]).status == 0)
+        let diff = try TestSupport.coursepack(["diff", old, new, "--json"])
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(diff.stdout.utf8)) as? [String: Any])
+        let changed = "block-v1:CoursepackX+CP101+2026+type@html+block@handout_page"
+        #expect(json["changed"] as? [String] == [changed], "\(diff.stdout)")
+        let plan = try TestSupport.coursepack(["sync", new, "--to", target, "--dry-run"])
+        #expect(plan.stdout.contains("outdated  html/handout_page-2.zip"), "\(plan.stdout)")
+        #expect(plan.stdout.contains("plan: 1 blocks to download"), "\(plan.stdout)")
+    }
+}

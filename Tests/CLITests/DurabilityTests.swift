@@ -1,0 +1,62 @@
+import Foundation
+import Manifest
+import Testing
+import TestSupport
+
+/// strace must be there under CI; elsewhere its absence is still a recorded failure.
+func requireStrace() throws -> String {
+    guard let strace = TestSupport.which("strace") else {
+        Issue.record("strace is not installed: the fsync order test needs it (scripts/ensure-deps.sh --test installs it)")
+        throw CancellationError()
+    }
+    return strace
+}
+
+/// Runs `coursepack ARGUMENTS` under strace and checks the order of fsync, link and rename
+/// calls in OUT with Tests/fixtures/check_fsync_order.py; returns its summary.
+func tracedBuild(_ arguments: [String], out: String) throws -> (summary: [String: Any], status: Int32, problems: String) {
+    let strace = try requireStrace()
+    let log = TestSupport.temporaryFolder("strace") + "/trace"
+    let traced = try TestSupport.run(strace, [
+        "-f", "-y", "-o", log, "-e", "trace=openat,fsync,fdatasync,rename,renameat,renameat2,link,linkat",
+        TestSupport.coursepackBinary,
+    ] + arguments)
+    #expect(traced.status == 0, "\(traced.stderr)")
+    let check = try TestSupport.run(try #require(TestSupport.which("python3")), [
+        TestSupport.packageRoot + "/Tests/fixtures/check_fsync_order.py", log, out,
+    ])
+    let summary = try JSONSerialization.jsonObject(with: Data(check.stdout.utf8)) as? [String: Any] ?? [:]
+    return (summary, check.status, check.stdout + check.stderr)
+}
+
+/// A power cut at any moment leaves a manifest whose archives are on disk: each archive's data
+/// is synced before it gets its name, its folder before a manifest names it, the manifest's
+/// data before its rename, and the output folder after it.
+@Suite(.serialized) struct DurabilityTests {
+    @Test func aFullBuildSyncsEveryArchiveBeforeTheManifestNamesIt() throws {
+        let out = TestSupport.temporaryFolder("durable") + "/out"
+        let result = try tracedBuild(["build", TestSupport.demoCourse, "--out", out, "-q"], out: out)
+        #expect(result.status == 0, "\(result.problems)")
+        // Every archive the manifest names, the blocks' and any it lists apart from them.
+        let text = String(decoding: TestSupport.read(out + "/manifest.json"), as: UTF8.self)
+        let named = try Set(NSRegularExpression(pattern: #""([^"]+\.zip)""#).matches(in: text, range: NSRange(text.startIndex..., in: text))
+            .compactMap { Range($0.range(at: 1), in: text).map { String(text[$0]) } })
+        #expect(named.count > 250)
+        #expect(result.summary["archives"] as? Int == named.count, "every archive was seen getting its name: \(result.summary)")
+        #expect(result.summary["manifests"] as? Int == 1)
+    }
+
+    /// Changed archives go through a staged copy and a rename over the published name; both
+    /// steps are covered, and so are the two manifests.
+    @Test func aRebuildThatReplacesArchivesKeepsTheOrderThroughStaging() throws {
+        let course = TestSupport.temporaryFolder("durable") + "/course"
+        try TestSupport.copy(TestSupport.exampleCourse, to: course)
+        let out = TestSupport.temporaryFolder("durable") + "/out"
+        #expect(try TestSupport.coursepack(["build", course, "--out", out, "-q"]).status == 0)
+        try TestSupport.write(["html/handout_page.html": "<p>new handout text</p>", "html/welcome_page.html": "<p>welcome again</p>"], under: course)
+        let result = try tracedBuild(["build", course, "--out", out, "-q", "--published-at", "2026-12-01T00:00:00Z"], out: out)
+        #expect(result.status == 0, "\(result.problems)")
+        #expect(result.summary["archives"] as? Int == 4, "two staged copies, two renamed over their names: \(result.summary)")
+        #expect(result.summary["manifests"] as? Int == 2, "the interim manifest and the final one")
+    }
+}

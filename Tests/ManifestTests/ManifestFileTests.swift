@@ -1,0 +1,36 @@
+import Foundation
+import Manifest
+import Testing
+import TestSupport
+
+@Suite struct ManifestFileTests {
+    /// A write that fails says so, and names the file: not "cannot be read".
+    @Test func aFailedWriteIsUnwritableAndKeepsTheOldManifest() throws {
+        let folder = TestSupport.temporaryFolder("manifest")
+        let manifest = CourseManifest(courseID: "course-v1:O+N+R", publishedAt: "2026-11-22T10:00:00Z", generator: "coursepack test", blocks: [])
+        try ManifestFile.write(manifest, to: folder + "/manifest.json")
+        let before = TestSupport.read(folder + "/manifest.json")
+        // A folder where the temporary file should go makes the write fail.
+        try FileManager.default.createDirectory(atPath: folder + "/.manifest.json.tmp-\(getpid())", withIntermediateDirectories: false)
+        var changed = manifest
+        changed.publishedAt = "2026-12-01T00:00:00Z"
+        #expect {
+            try ManifestFile.write(changed, to: folder + "/manifest.json")
+        } throws: { error in
+            guard case .unwritable(let path, _) = error as? ManifestError else { return false }
+            return path == folder + "/manifest.json"
+        }
+        #expect(TestSupport.read(folder + "/manifest.json") == before)
+    }
+
+    /// The shared comparison behind `diff` and `sync`: another archive path is another download.
+    @Test func anArchiveMovedToAnotherPathIsAChange() throws {
+        let block = BlockEntry(usageID: "u", type: "html", displayName: "x", parents: [], archive: "html/a.zip", size: 1, sha256: "s", contentHash: "c", lastModified: "2026-11-22T10:00:00Z")
+        var moved = block
+        moved.archive = "html/b.zip"
+        let old = CourseManifest(courseID: "c", publishedAt: "2026-11-22T10:00:00Z", generator: "g", blocks: [block])
+        let new = CourseManifest(courseID: "c", publishedAt: "2026-11-22T10:00:00Z", generator: "g", blocks: [moved])
+        #expect(ManifestDiff(old: old, new: new).changed.map(\.usageID) == ["u"])
+        #expect(ManifestDiff(old: old, new: old).changed.isEmpty)
+    }
+}
