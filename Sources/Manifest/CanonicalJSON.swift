@@ -21,6 +21,23 @@ enum CanonicalJSON {
         out.string(manifest.courseID)
         out.key("generator", in: &object)
         out.string(manifest.generator)
+        if let outline = manifest.outline {
+            out.key("outline", in: &object)
+            out.beginArray()
+            for (index, entry) in outline.enumerated() {
+                out.element(index, level: 1)
+                var inner = out.beginObject(level: 2)
+                out.key("children", in: &inner)
+                out.strings(entry.children, level: 3)
+                if let displayName = entry.displayName { out.key("display_name", in: &inner); out.string(displayName) }
+                out.key("type", in: &inner)
+                out.string(entry.type)
+                out.key("usage_id", in: &inner)
+                out.string(entry.usageID)
+                out.endObject(inner)
+            }
+            out.endArray(count: outline.count, level: 1)
+        }
         out.key("published_at", in: &object)
         out.string(manifest.publishedAt)
         if let runtime = manifest.runtime {

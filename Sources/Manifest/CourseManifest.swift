@@ -14,6 +14,11 @@ public struct CourseManifest: Codable, Sendable, Equatable {
     /// The shared page runtime (jQuery, math rendering) the blocks that name it load; a client
     /// installs it once, beside the block folders. Absent when no page needs it.
     public var runtime: RuntimeArchive?
+    /// The course's containers (the course, its chapters, sequentials and units, and any
+    /// split test or other container), in course order, each with its children in order, so a
+    /// client can show navigation without the LMS. Containers have no archive. Absent in
+    /// manifests written before it existed.
+    public var outline: [OutlineEntry]?
 
     public init(courseID: String, publishedAt: String, generator: String, blocks: [BlockEntry], runtime: RuntimeArchive? = nil) {
         self.schemaVersion = Self.currentSchemaVersion
@@ -31,6 +36,33 @@ public struct CourseManifest: Codable, Sendable, Equatable {
         case generator
         case blocks
         case runtime
+        case outline
+    }
+}
+
+/// One container of the course outline.
+public struct OutlineEntry: Codable, Sendable, Equatable {
+    public var usageID: String
+    /// `course`, `chapter`, `sequential`, `vertical`, or another container type (`split_test`…).
+    public var type: String
+    public var displayName: String?
+    /// Usage ids of its children in course order: containers listed in the outline and leaf
+    /// blocks listed in `blocks` (a child that is in neither, one that failed to load, is skipped
+    /// by clients).
+    public var children: [String]
+
+    public init(usageID: String, type: String, displayName: String?, children: [String]) {
+        self.usageID = usageID
+        self.type = type
+        self.displayName = displayName
+        self.children = children
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case usageID = "usage_id"
+        case type
+        case displayName = "display_name"
+        case children
     }
 }
 

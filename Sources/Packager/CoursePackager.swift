@@ -145,6 +145,9 @@ public struct CoursePackager: Sendable {
         report.counts.blocks = entries.count
 
         var manifest = CourseManifest(courseID: course.id, publishedAt: options.publishedAt, generator: options.generator, blocks: entries)
+        manifest.outline = course.blocks.filter(\.isContainer).map {
+            OutlineEntry(usageID: $0.usageID, type: $0.type, displayName: $0.displayName, children: $0.children)
+        }
         if let runtime, let name = entries.lazy.compactMap(\.runtime).first, name == runtime.archivePath {
             do {
                 let (published, written) = try runtime.publish(into: out, writer: assets.writer, previous: previous?.runtime)
@@ -154,7 +157,7 @@ public struct CoursePackager: Sendable {
                 throw .output(path: out + "/" + runtime.archivePath, reason: "cannot write the runtime archive: \(error)")
             }
         }
-        if let previous, previous.blocks == manifest.blocks {
+        if let previous, previous.blocks == manifest.blocks, previous.outline == manifest.outline {
             // Nothing changed: keep the previous publish time, so the file stays byte-identical.
             manifest.publishedAt = previous.publishedAt
         }

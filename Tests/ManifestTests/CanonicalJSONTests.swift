@@ -41,7 +41,15 @@ import TestSupport
             }
             blocks.append(block)
         }
-        return CourseManifest(courseID: text(&rng), publishedAt: text(&rng), generator: text(&rng), blocks: blocks)
+        var manifest = CourseManifest(courseID: text(&rng), publishedAt: text(&rng), generator: text(&rng), blocks: blocks)
+        if Bool.random(using: &rng) {
+            manifest.outline = (0..<Int.random(in: 0...3, using: &rng)).map { _ in
+                OutlineEntry(
+                    usageID: text(&rng), type: text(&rng), displayName: Bool.random(using: &rng) ? text(&rng) : nil,
+                    children: (0..<Int.random(in: 0...3, using: &rng)).map { _ in text(&rng) })
+            }
+        }
+        return manifest
     }
 
     @Test(arguments: 0..<200 as Range<UInt64>)
