@@ -18,6 +18,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.14.0"),
     ],
     targets: [
         .systemLibrary(
@@ -38,7 +40,7 @@ let package = Package(
         .target(name: "CFileCalls"),
         .target(
             name: "SyncClient",
-            dependencies: ["Manifest", "ZipArchive", "CFileCalls", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["Manifest", "ZipArchive", "ZlibStream", "CFileCalls", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .target(
             name: "Packager",
@@ -47,6 +49,13 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        .target(
+            name: "CourseServer",
+            dependencies: [
+                "ClientTarget", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(name: "ClientTarget", dependencies: ["SyncClient", "Manifest", "ZipArchive"]),
         .target(name: "CommandLineSupport", dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .executableTarget(
             name: "coursepack",
@@ -58,7 +67,7 @@ let package = Package(
         .executableTarget(
             name: "coursepack-sync",
             dependencies: [
-                "SyncClient", "Manifest", "CommandLineSupport",
+                "SyncClient", "ClientTarget", "CourseServer", "Manifest", "CommandLineSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -23,6 +23,9 @@ public struct SyncClient: Sendable {
         public var jobs: Int
         public var limits: ZipReader.Limits
         public var timeouts: NetworkTimeouts
+        /// Whether an empty `selection` means every block (a plain sync) or none (a target
+        /// whose budget leaves room for nothing new: installed blocks are still updated).
+        public var emptySelectionMeansAll = true
 
         public init(
             source: SyncSource, target: String, selection: Set<String> = [], jobs: Int = 4, limits: ZipReader.Limits = .init(),
@@ -160,7 +163,7 @@ public struct SyncClient: Sendable {
     static func runtimeID(_ runtime: RuntimeArchive) -> String { "runtime:" + runtime.archive }
 
     private func makePlan(_ server: CourseManifest, installed: CourseManifest?) -> SyncPlan {
-        SyncPlan(server: server, installed: installed, selection: options.selection) { entry in
+        SyncPlan(server: server, installed: installed, selection: options.selection, emptySelectionMeansAll: options.emptySelectionMeansAll) { entry in
             guard let archive = entry.archive, let folder = ManifestValidation.installFolder(of: archive) else { return false }
             var info = stat()
             return stat(options.target + "/" + folder, &info) == 0
@@ -205,7 +208,10 @@ public struct SyncClient: Sendable {
             try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
             // Synced before the swap: a power cut never leaves an installed folder whose files
             // were not written, under a local manifest that says they are there.
-            try ZipReader(path: partial, limits: options.limits).extract(into: staging, synced: true)
+            let reader = try ZipReader(path: partial, limits: options.limits)
+            try reader.extract(into: staging, synced: true)
+            // What the folder holds, so a later sync can tell a damaged install from a good one.
+            try BlockInventory(entries: reader.entries).write(to: BlockInventory.path(stateFolder: stateFolder, blockFolder: folder))
         } catch {
             unlink(partial)
             return .failure(.verification(archive: archive, reason: "\(error); the installed version is kept"))

@@ -14,11 +14,15 @@ public struct SyncPlan: Sendable {
 
     /// `selection`: usage ids of blocks or of containers (chapter, sequential, vertical) whose
     /// blocks to sync; empty means all. Blocks outside it are left as they are.
-    public init(server: CourseManifest, installed: CourseManifest?, selection: Set<String> = [], isPresent: (BlockEntry) -> Bool = { _ in true }) {
+    /// `emptySelectionMeansAll: false` makes an empty selection choose nothing new.
+    public init(
+        server: CourseManifest, installed: CourseManifest?, selection: Set<String> = [], emptySelectionMeansAll: Bool = true,
+        isPresent: (BlockEntry) -> Bool = { _ in true }
+    ) {
         let local = Dictionary((installed?.blocks ?? []).map { ($0.usageID, $0) }, uniquingKeysWith: { a, _ in a })
         let offered = Dictionary(server.blocks.filter(\.isOffline).map { ($0.usageID, $0) }, uniquingKeysWith: { a, _ in a })
         func chosen(_ block: BlockEntry) -> Bool {
-            selection.isEmpty || selection.contains(block.usageID) || block.parents.contains { selection.contains($0) }
+            (selection.isEmpty && emptySelectionMeansAll) || selection.contains(block.usageID) || block.parents.contains { selection.contains($0) }
         }
         // The shared runtime archive goes with the selected or installed pages that load it.
         let runtimesInUse = Set(server.blocks.filter { chosen($0) || local[$0.usageID] != nil }.compactMap(\.runtime))

@@ -2,38 +2,69 @@ import ArgumentParser
 import CommandLineSupport
 import Foundation
 import Manifest
+import ClientTarget
 import SyncClient
 
 struct Sync: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Bring TARGET up to date with a published course: download only new and outdated blocks.")
+        abstract: "Bring a course in TARGET up to date with its published folder or URL: download only new and outdated blocks, within the target's storage budget.",
+        discussion: """
+            TARGET holds several courses, each in TARGET/<course folder>/ with its manifest.json and \
+            its outline page index.html; TARGET/index.html lists them. A folder synced by an older \
+            coursepack (TARGET/manifest.json) is moved into its course folder by the first sync.
+            """)
 
     @Argument(help: "The published folder or its http(s):// URL (where manifest.json is).")
     var source: String
 
-    @Option(name: .customLong("to"), help: "Local folder to keep in sync.")
+    @Option(name: .customLong("to"), help: "Local folder to keep in sync (several courses may share it).")
     var target: String
 
     @Option(name: .long, parsing: .upToNextOption, help: "Only these blocks, or the blocks inside these chapters, sequentials or units (usage ids).")
     var blocks: [String] = []
+
+    @Option(name: .long, help: "Storage budget for every course of TARGET, e.g. 200MB, 1.5GB, 500MiB (remembered for later syncs). Least recently used blocks that are not pinned are removed to stay within it.")
+    var budget: String?
+
+    @Option(name: .long, parsing: .upToNextOption, help: "Keep these always (never evicted): the course id, or chapter, sequential, unit or block usage ids. Remembered.")
+    var pin: [String] = []
+
+    @Option(name: .long, parsing: .upToNextOption, help: "Stop keeping these pinned.")
+    var unpin: [String] = []
+
+    @Option(name: .long, help: "Prefetch: install the next N blocks in course order after --after.")
+    var next: Int?
+
+    @Option(name: .long, help: "The block (or container) the learner is at, for --next.")
+    var after: String?
 
     @Option(name: .long, help: "Parallel downloads.")
     var jobs: Int = 4
 
     @OptionGroup var network: NetworkFlags
 
-    @Flag(name: .customLong("dry-run"), help: "Print the plan (blocks and bytes to download and delete) and change nothing.")
+    @Flag(name: .customLong("dry-run"), help: "Print the plan (blocks and bytes to download and delete, before any budget) and change nothing.")
     var dryRun = false
 
     func validate() throws {
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
+        if let budget, ByteSize.parse(budget) == nil {
+            throw ValidationError("--budget \"\(budget)\" is not a size (examples: 200MB, 1.5GB, 500MiB, 1048576)")
+        }
+        if let next, next < 0 { throw ValidationError("--next must be 0 or more") }
+        if (next == nil) != (after == nil) { throw ValidationError("--next and --after go together") }
         try network.validate()
     }
 
     func run() async throws {
-        let client = SyncClient(options: .init(
-            source: SyncSource(source), target: target, selection: Set(blocks), jobs: jobs, timeouts: network.timeouts))
+        let clientTarget = ClientTarget(root: target)
         if dryRun {
+            let folder = try await orExitBadInput { () async throws -> String in
+                let server = try await SyncClient.serverManifest(SyncSource(source), timeouts: network.timeouts)
+                return try clientTarget.courseFolder(for: server.courseID)
+            }
+            let client = SyncClient(options: .init(
+                source: SyncSource(source), target: target + "/" + folder, selection: Set(blocks), jobs: jobs, timeouts: network.timeouts))
             let (plan, _) = try await orExitBadInput { try await client.plan() }
             for block in plan.new { print("new       \(block.archive ?? "")  \(block.size ?? 0) bytes  \(block.displayName ?? "")") }
             for block in plan.outdated { print("outdated  \(block.archive ?? "")  \(block.size ?? 0) bytes  \(block.displayName ?? "")") }
@@ -41,14 +72,31 @@ struct Sync: AsyncParsableCommand {
             print("plan: \(plan.downloads.count) blocks to download (\(plan.bytesToDownload) bytes), \(plan.removed.count) to delete (\(plan.bytesToDelete) bytes), \(plan.unchanged.count) unchanged")
             return
         }
+        var request = ClientTarget.SyncRequest(source: SyncSource(source))
+        request.selection = blocks
+        request.pin = pin
+        request.unpin = unpin
+        request.budget = budget.flatMap(ByteSize.parse)
+        request.next = next
+        request.after = after
+        request.jobs = jobs
+        request.timeouts = network.timeouts
         let progress = ProgressLine(enabled: isatty(STDERR_FILENO) == 1)
-        let summary = try await orExitBadInput(cleanup: progress.finish) {
-            try await client.sync { done, total in progress.update(done, of: total) }
+        let report = try await orExitBadInput(cleanup: progress.finish) {
+            try await clientTarget.sync(request) { done, total in progress.update(done, of: total) }
         }
         progress.finish()
+        if report.migrated { print("coursepack: moved the course synced here before into \(target)/\(report.courseFolder)/") }
+        for line in report.repairs { print("repaired: \(line)") }
+        guard let summary = report.summary else { return }
         for failure in summary.failures { printError("error: \(failure.usageID): \(failure.error)") }
         let megabytes = Double(summary.downloadedBytes) / 1_048_576
-        print("coursepack: synced \(target): \(summary.downloadedBlocks) blocks downloaded (\(summary.downloadedBytes) bytes, \(String(format: "%.1f", megabytes)) MB), \(summary.plan.unchanged.count) unchanged, \(summary.removedBlocks) removed, \(summary.failures.count) failed in \(String(format: "%.2f", summary.seconds)) s\(summary.manifestNotModified ? " (manifest not modified)" : "")")
+        var extra = ""
+        if !report.evicted.isEmpty { extra += ", \(report.evicted.count) evicted (least recently used)" }
+        if !report.overBudget.isEmpty { extra += ", \(report.overBudget.count) asked for but over the budget" }
+        if !report.repairs.isEmpty { extra += ", \(report.repairs.count) repairs" }
+        print("coursepack: synced \(target)/\(report.courseFolder): \(summary.downloadedBlocks) blocks downloaded (\(summary.downloadedBytes) bytes, \(String(format: "%.1f", megabytes)) MB), \(summary.plan.unchanged.count) unchanged, \(summary.removedBlocks) removed\(extra), \(summary.failures.count) failed in \(String(format: "%.2f", summary.seconds)) s\(summary.manifestNotModified ? " (manifest not modified)" : "")")
+        if let budget = report.budget { print("storage: \(report.installedBytes) of \(budget) bytes used") }
         if !summary.failures.isEmpty { throw ExitCode(ExitStatus.blocksFailed) }
     }
 }

@@ -2,16 +2,19 @@ import ArgumentParser
 import CommandLineSupport
 import Foundation
 
-/// `sync` and `diff` (which may fetch manifests over HTTP) run in `coursepack-sync`, installed
+/// `sync` and `diff` (which may fetch manifests over HTTP), and the client commands beside them
+/// (`status`, `open`, `serve`), run in `coursepack-sync`, installed
 /// beside `coursepack`. Only that program links the HTTP stack (FoundationNetworking, libcurl
-/// and the dozens of libraries it loads), so `build`, `verify`, `inspect` and `status` start
-/// in a third of the time and run where libcurl is not installed.
+/// and the dozens of libraries it loads) and the HTTP server, so `build`, `verify` and `inspect`
+/// start in a third of the time and run where libcurl is not installed.
 enum NetworkCommand {
     static let helperName = "coursepack-sync"
 
-    /// Whether `arguments` ask for `sync …`, `diff …` or `help sync`/`help diff`.
+    /// Whether `arguments` ask for a client command (`sync`, `diff`, `status`, `open`, `serve`)
+    /// or its help.
     static func isRequested(by arguments: [String]) -> Bool {
-        let names = [Sync.configuration.commandName, Diff.configuration.commandName].compactMap { $0 }
+        let commands: [any ParsableCommand.Type] = [Sync.self, Diff.self, Status.self, Open.self, Serve.self]
+        let names = commands.compactMap { $0.configuration.commandName }
         guard let first = arguments.first else { return false }
         return names.contains(first) || (first == "help" && arguments.count > 1 && names.contains(arguments[1]))
     }
@@ -36,5 +39,22 @@ enum NetworkCommand {
         static let configuration = CommandConfiguration(
             commandName: "diff",
             abstract: "Compare two manifests (files, published folders or URLs): added, changed, removed blocks and bytes to download.")
+    }
+
+    // The client's other commands read or serve a synced folder; they live with `sync`.
+    struct Status: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "status",
+            abstract: "List the courses of a synced folder: blocks present, bytes on disk, pins and last use, and the storage budget.")
+    }
+
+    struct Open: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "open", abstract: "Print the page of BLOCK in TARGET and record that it was opened.")
+    }
+
+    struct Serve: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "serve", abstract: "Serve a synced folder over HTTP (course list and outlines at /, Range for video).")
     }
 }

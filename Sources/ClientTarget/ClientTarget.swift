@@ -1,0 +1,223 @@
+import Foundation
+import Manifest
+import SyncClient
+import ZipArchive
+
+/// A device folder holding several courses under one lock and one storage budget:
+///
+///     TARGET/index.html                   the courses, linking each outline page
+///     TARGET/.coursepack-sync/            lock and target.json (budget, pins, last use)
+///     TARGET/<course folder>/manifest.json, index.html (outline), _navigation/, <type>/<name>/…
+///     TARGET/<course folder>/.coursepack-sync/   that course's sync state (SyncClient's)
+///
+/// Each course folder is what `SyncClient` keeps in sync; this type decides which blocks it may
+/// install (pins, requests, prefetch, the budget), evicts the least recently used, and repairs
+/// what it finds damaged before every sync.
+public struct ClientTarget: Sendable {
+    public let root: String
+
+    public init(root: String) {
+        var root = root
+        while root.count > 1, root.hasSuffix("/") { root.removeLast() }
+        self.root = root
+    }
+
+    public static let stateFolderName = ".coursepack-sync"
+    /// Frame pages with previous/next links around each installed page, per course.
+    public static let navigationFolderName = "_navigation"
+
+    var stateFolder: String { root + "/" + Self.stateFolderName }
+    var statePath: String { stateFolder + "/target.json" }
+
+    /// A course's folder name: the course id without `course-v1:`, with anything but letters,
+    /// digits and `+-._` made `_`, never hidden.
+    public static func folderName(forCourse courseID: String) -> String {
+        let bare = courseID.hasPrefix("course-v1:") ? String(courseID.dropFirst("course-v1:".count)) : courseID
+        var name = String(bare.unicodeScalars.map { scalar -> Character in
+            let allowed = scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar) || "+-._".unicodeScalars.contains(scalar))
+            return allowed ? Character(scalar) : "_"
+        })
+        while name.hasPrefix(".") { name = "_" + name.dropFirst() }
+        if name.isEmpty || name == Self.navigationFolderName { name = "course_" + name }
+        return String(name.prefix(200))
+    }
+
+    public enum Kind: Sendable, Equatable {
+        /// Nothing there, or an empty folder.
+        case new
+        /// This layout.
+        case multiCourse
+        /// A folder synced before targets held several courses: `TARGET/manifest.json`.
+        case singleCourse
+    }
+
+    /// What `root` is; an error when it is a folder with other things in it, or not a folder.
+    public func kind() throws(ClientError) -> Kind {
+        var info = stat()
+        guard stat(root, &info) == 0 else { return .new }
+        guard (info.st_mode & S_IFMT) == S_IFDIR else { throw .notATarget(path: root, reason: "not a folder") }
+        if FileManager.default.fileExists(atPath: statePath) { return .multiCourse }
+        if FileManager.default.fileExists(atPath: root + "/manifest.json") { return .singleCourse }
+        let entries = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).filter { $0 != Self.stateFolderName }
+        guard entries.isEmpty else {
+            throw .notATarget(path: root, reason: "holds \(entries.sorted().prefix(3).joined(separator: ", ")) but no coursepack state; refusing to sync into it")
+        }
+        return .new
+    }
+
+    // MARK: - State
+
+    public struct State: Codable, Sendable, Equatable {
+        /// Bytes the installed blocks and runtimes of every course may take; nil: no limit.
+        public var budget: UInt64?
+        /// Course folder → its record.
+        public var courses: [String: CourseRecord] = [:]
+
+        public init() {}
+    }
+
+    public struct CourseRecord: Codable, Sendable, Equatable {
+        public var courseID: String
+        public var source: String
+        /// Course, chapter, sequential, unit or block ids never evicted.
+        public var pins: [String] = []
+        /// Usage id → last use (seconds since 1970): install, or `markOpened`.
+        public var lastUse: [String: Double] = [:]
+
+        enum CodingKeys: String, CodingKey {
+            case courseID = "course_id"
+            case source, pins
+            case lastUse = "last_use"
+        }
+    }
+
+    public func readState() throws(ClientError) -> State {
+        guard let data = FileManager.default.contents(atPath: statePath) else { return State() }
+        do {
+            return try JSONDecoder().decode(State.self, from: data)
+        } catch {
+            throw .notATarget(path: statePath, reason: "cannot be read: \(error)")
+        }
+    }
+
+    func writeState(_ state: State) throws(ClientError) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        do {
+            let data = try encoder.encode(state)
+            try DurableFile.replace(statePath, with: [UInt8](data), temporary: statePath + ".tmp-\(getpid())")
+        } catch {
+            throw .local(path: statePath, reason: "cannot be written: \(error)")
+        }
+    }
+
+    /// Reads, changes and writes the state under its own short lock, so that `markOpened`
+    /// during a long sync is not lost when the sync saves what it did.
+    func updateState(_ change: (inout State) throws(ClientError) -> Void) throws(ClientError) {
+        try makeFolder(stateFolder)
+        let lock = try FileLock(path: stateFolder + "/state.lock", wait: true)
+        defer { withExtendedLifetime(lock) {} }
+        var state = try readState()
+        try change(&state)
+        try writeState(state)
+    }
+
+    // MARK: - Opening a block
+
+    /// Records that `blockID` was opened (for LRU eviction) and returns its page's path.
+    public func markOpened(_ blockID: String, at time: Date = Date()) throws(ClientError) -> String {
+        guard try kind() == .multiCourse else { throw .notATarget(path: root, reason: "no course has been synced here") }
+        let state = try readState()
+        for (folder, _) in state.courses.sorted(by: { $0.key < $1.key }) {
+            guard let manifest = try? ManifestFile.read(root + "/" + folder + "/manifest.json"),
+                let block = manifest.blocks.first(where: { $0.usageID == blockID })
+            else { continue }
+            guard block.isOffline, let archive = block.archive, let blockFolder = SyncClient.installFolder(ofArchive: archive),
+                FileManager.default.fileExists(atPath: root + "/" + folder + "/" + blockFolder + "/index.html")
+            else { throw .notInstalled(blockID: blockID, reason: block.isOffline ? "not downloaded to this device" : "needs the network (\(block.reason ?? "online only"))") }
+            try updateState { state throws(ClientError) in state.courses[folder]?.lastUse[blockID] = time.timeIntervalSince1970 }
+            return root + "/" + folder + "/" + blockFolder + "/index.html"
+        }
+        throw .unknownID(id: blockID, course: nil)
+    }
+
+    func makeFolder(_ path: String) throws(ClientError) {
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        } catch {
+            throw .local(path: path, reason: "cannot create the folder")
+        }
+    }
+}
+
+public enum ClientError: Error, Equatable, CustomStringConvertible {
+    case notATarget(path: String, reason: String)
+    case unknownID(id: String, course: String?)
+    case notInstalled(blockID: String, reason: String)
+    case pinnedOverBudget(pinned: UInt64, budget: UInt64)
+    case locked(path: String)
+    case local(path: String, reason: String)
+    case sync(SyncError)
+
+    public var description: String {
+        switch self {
+        case .notATarget(let path, let reason): return "\(path): not a coursepack target: \(reason)"
+        case .unknownID(let id, let course): return "\(id): no such block or container\(course.map { " in \($0)" } ?? " in this target")"
+        case .notInstalled(let id, let reason): return "\(id): \(reason)"
+        case .pinnedOverBudget(let pinned, let budget):
+            return "the pinned content takes \(pinned) bytes, \(pinned - budget) bytes over the budget of \(budget) bytes; nothing was downloaded"
+        case .locked(let path): return "\(path): another sync into this target is running"
+        case .local(let path, let reason): return "\(path): \(reason)"
+        case .sync(let error): return "\(error)"
+        }
+    }
+}
+
+/// An exclusive `flock`, held until the value is released.
+final class FileLock {
+    let fd: Int32
+    init(path: String, wait: Bool) throws(ClientError) {
+        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw .local(path: path, reason: String(cString: strerror(errno))) }
+        guard flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) == 0 else {
+            close(fd)
+            throw .locked(path: path)
+        }
+    }
+    deinit { close(fd) }
+}
+
+/// Sizes as people write them: `200MB`, `1.5GB`, `500k`, `1048576`; decimal units (kB = 1000),
+/// binary ones with an i (MiB = 1048576).
+public enum ByteSize {
+    public static func parse(_ text: String) -> UInt64? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let digits = trimmed.prefix { $0.isNumber || $0 == "." }
+        guard !digits.isEmpty, let number = Double(digits), number >= 0 else { return nil }
+        let unit = trimmed.dropFirst(digits.count).trimmingCharacters(in: .whitespaces).lowercased()
+        let units: [String: Double] = [
+            "": 1, "b": 1, "k": 1e3, "kb": 1e3, "m": 1e6, "mb": 1e6, "g": 1e9, "gb": 1e9, "t": 1e12, "tb": 1e12,
+            "kib": 1024, "mib": 1_048_576, "gib": 1_073_741_824, "tib": 1_099_511_627_776,
+        ]
+        guard let factor = units[unit] else { return nil }
+        let bytes = (number * factor).rounded(.down)
+        guard bytes < 1.8e19 else { return nil }
+        return UInt64(bytes)
+    }
+}
+
+extension ClientTarget {
+    /// The folder of the course `courseID` in this target: the one a sync recorded, or the one
+    /// its first sync will make. Reads only.
+    public func courseFolder(for courseID: String) throws(ClientError) -> String {
+        switch try kind() {
+        case .singleCourse:
+            return "."
+        case .new:
+            return Self.folderName(forCourse: courseID)
+        case .multiCourse:
+            let state = try readState()
+            return state.courses.first { $0.value.courseID == courseID }?.key ?? freeFolderName(for: courseID, in: state)
+        }
+    }
+}

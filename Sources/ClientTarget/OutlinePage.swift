@@ -1,0 +1,166 @@
+import Foundation
+import Manifest
+import SyncClient
+import ZipArchive
+
+/// The offline navigation a sync writes beside the block folders: `index.html`, the course
+/// outline (chapters → subsections → units → blocks) linking every installed page and marking
+/// the others, and `_navigation/<n>.html`, one small frame page per installed page with
+/// previous/next links in course order. Block archives stay as published: a page never names
+/// its neighbours, so an edit to one block changes no other block's archive.
+public enum OutlinePage {
+    /// The published manifest as last synced (all blocks and the outline), kept so the page can
+    /// name blocks that are not installed.
+    static func publishedPath(courseRoot: String) -> String {
+        courseRoot + "/" + ClientTarget.stateFolderName + "/published-manifest.json"
+    }
+
+    /// Writes `courseRoot/index.html` and `courseRoot/_navigation/`.
+    static func write(_ local: CourseManifest, into courseRoot: String) throws(ClientError) {
+        let published = (try? ManifestFile.read(publishedPath(courseRoot: courseRoot))) ?? local
+        let installed = Set(local.blocks.filter { block in
+            guard block.isOffline, let archive = block.archive, let folder = SyncClient.installFolder(ofArchive: archive) else { return false }
+            return FileManager.default.fileExists(atPath: courseRoot + "/" + folder + "/index.html")
+        }.map(\.usageID))
+        let rendered = render(published: published, installed: installed)
+        let navigation = courseRoot + "/" + ClientTarget.navigationFolderName
+        ZipReader.removeTree(navigation)
+        do {
+            if !rendered.frames.isEmpty { try FileManager.default.createDirectory(atPath: navigation, withIntermediateDirectories: true) }
+            for (index, frame) in rendered.frames.enumerated() {
+                try Data(frame.utf8).write(to: URL(fileURLWithPath: navigation + "/\(index + 1).html"), options: .atomic)
+            }
+            try Data(rendered.outline.utf8).write(to: URL(fileURLWithPath: courseRoot + "/index.html"), options: .atomic)
+        } catch {
+            throw .local(path: courseRoot + "/index.html", reason: "cannot write the outline page: \(error)")
+        }
+    }
+
+    /// The outline page's HTML and the frame pages', in course order.
+    public static func render(published: CourseManifest, installed: Set<String>) -> (outline: String, frames: [String]) {
+        let blocks = Dictionary(published.blocks.map { ($0.usageID, $0) }, uniquingKeysWith: { a, _ in a })
+        let containers = Dictionary((published.outline ?? []).map { ($0.usageID, $0) }, uniquingKeysWith: { a, _ in a })
+        // Installed pages in course order, each with its frame page's number.
+        let pages = published.blocks.filter { installed.contains($0.usageID) }
+        let frameNumber = Dictionary(pages.enumerated().map { ($1.usageID, $0 + 1) }, uniquingKeysWith: { a, _ in a })
+        let title = published.outline?.first { $0.type == "course" }?.displayName ?? published.courseID
+
+        var body = ""
+        var seen = Set<String>()
+        func item(_ id: String, depth: Int) {
+            guard seen.insert(id).inserted else { return }
+            if let container = containers[id] {
+                let name = escape(container.displayName ?? container.type)
+                if container.type == "course" {
+                    for child in container.children { item(child, depth: depth) }
+                    return
+                }
+                let heading = depth < 3 ? "h\(depth + 2)" : "p"
+                body += "<li class=\"\(escape(container.type))\"><\(heading)>\(name)</\(heading)>\n<ul>\n"
+                for child in container.children { item(child, depth: depth + 1) }
+                body += "</ul></li>\n"
+            } else if let block = blocks[id] {
+                body += "<li class=\"block\">" + blockItem(block, installed: installed.contains(id), frame: frameNumber[id]) + "</li>\n"
+            }
+        }
+        if let root = published.outline?.first(where: { $0.type == "course" }) {
+            item(root.usageID, depth: 0)
+        }
+        // Blocks no container reaches (an old manifest without outline): listed in course order.
+        for block in published.blocks where !seen.contains(block.usageID) {
+            body += "<li class=\"block\">" + blockItem(block, installed: installed.contains(block.usageID), frame: frameNumber[block.usageID]) + "</li>\n"
+        }
+        let start = pages.isEmpty ? "" : "<p><a href=\"\(ClientTarget.navigationFolderName)/1.html\">Read from the start, page by page</a></p>\n"
+        let outline = """
+            <!DOCTYPE html>
+            <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+            <title>\(escape(title))</title>
+            <style>body{font-family:system-ui,sans-serif;max-width:48em;margin:1em auto;padding:0 1em;line-height:1.4}ul{list-style:none;padding-left:1em}h2,h3,h4{margin:.6em 0 .2em}.missing,.online{color:#666}</style>
+            </head><body>
+            <h1>\(escape(title))</h1>
+            <p>\(pages.count) of \(published.blocks.filter(\.isOffline).count) pages on this device.</p>
+            \(start)<ul>
+            \(body)</ul>
+            </body></html>
+
+            """
+        var frames: [String] = []
+        for (index, page) in pages.enumerated() {
+            guard let archive = page.archive, let folder = SyncClient.installFolder(ofArchive: archive) else { continue }
+            let name = escape(page.displayName ?? page.type)
+            var links = "<a href=\"../index.html\">Outline</a>"
+            if index > 0 { links += " <a rel=\"prev\" href=\"\(index).html\">← \(escape(pages[index - 1].displayName ?? "Previous"))</a>" }
+            if index + 1 < pages.count { links += " <a rel=\"next\" href=\"\(index + 2).html\">\(escape(pages[index + 1].displayName ?? "Next")) →</a>" }
+            frames.append("""
+                <!DOCTYPE html>
+                <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+                <title>\(name)</title>
+                <style>html,body{margin:0;height:100%}body{display:flex;flex-direction:column;font-family:system-ui,sans-serif}nav{display:flex;flex-wrap:wrap;gap:1em;padding:.5em 1em;border-bottom:1px solid #ccc}iframe{flex:1;border:0;width:100%}</style>
+                </head><body>
+                <nav>\(links)</nav>
+                <iframe src="../\(href(folder))/index.html" title="\(name)"></iframe>
+                </body></html>
+
+                """)
+        }
+        return (outline, frames)
+    }
+
+    static func blockItem(_ block: BlockEntry, installed: Bool, frame: Int?) -> String {
+        let name = escape(block.displayName ?? block.type)
+        if installed, let archive = block.archive, let folder = SyncClient.installFolder(ofArchive: archive) {
+            let sequence = frame.map { " <a class=\"sequence\" href=\"\(ClientTarget.navigationFolderName)/\($0).html\" title=\"with previous and next\">⇄</a>" } ?? ""
+            return "<a href=\"\(href(folder))/index.html\">\(name)</a>\(sequence)"
+        }
+        if block.isOffline { return "<span class=\"missing\">\(name) (not on this device)</span>" }
+        return "<span class=\"online\">\(name) (online only: \(escape(block.reason ?? "needs the network")))</span>"
+    }
+
+    /// `TARGET/index.html`: every course of the target, linking its outline.
+    static func writeTargetIndex(courses: [(folder: String, manifest: CourseManifest)], into root: String) throws(ClientError) {
+        var items = ""
+        for (folder, manifest) in courses.sorted(by: { $0.folder < $1.folder }) {
+            let title = manifest.outline?.first { $0.type == "course" }?.displayName ?? manifest.courseID
+            items += "<li><a href=\"\(href(folder))/index.html\">\(escape(title))</a></li>\n"
+        }
+        let html = """
+            <!DOCTYPE html>
+            <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+            <title>Courses on this device</title>
+            <style>body{font-family:system-ui,sans-serif;max-width:48em;margin:1em auto;padding:0 1em}</style>
+            </head><body>
+            <h1>Courses on this device</h1>
+            <ul>
+            \(items)</ul>
+            </body></html>
+
+            """
+        do {
+            try Data(html.utf8).write(to: URL(fileURLWithPath: root + "/index.html"), options: .atomic)
+        } catch {
+            throw .local(path: root + "/index.html", reason: "cannot write: \(error)")
+        }
+    }
+
+    static func escape(_ text: String) -> String {
+        var out = ""
+        for character in text {
+            switch character {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.append(character)
+            }
+        }
+        return out
+    }
+
+    /// A relative path as a URL path: each component percent-encoded.
+    static func href(_ path: String) -> String {
+        var allowed = CharacterSet.alphanumerics.intersection(CharacterSet(charactersIn: Unicode.Scalar(0)..<Unicode.Scalar(128)))
+        allowed.insert(charactersIn: "-._~+")
+        return path.split(separator: "/").map { $0.addingPercentEncoding(withAllowedCharacters: allowed) ?? String($0) }.joined(separator: "/")
+    }
+}

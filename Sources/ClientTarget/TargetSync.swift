@@ -1,0 +1,345 @@
+import Foundation
+import Manifest
+import SyncClient
+import ZipArchive
+
+extension ClientTarget {
+    public struct SyncRequest: Sendable {
+        public var source: SyncSource
+        /// Blocks, or containers whose blocks, to install (`--blocks`); empty: the whole course,
+        /// as far as the budget allows, unless `next` is given.
+        public var selection: [String] = []
+        /// Added to the course's pins (`--pin`).
+        public var pin: [String] = []
+        /// Removed from the course's pins (`--unpin`).
+        public var unpin: [String] = []
+        /// The target's new budget (`--budget`); nil keeps the one recorded.
+        public var budget: UInt64?
+        /// Prefetch: the `next` blocks in course order after `after` (a block: the ones following
+        /// it; a container: its first ones).
+        public var next: Int?
+        public var after: String?
+        public var jobs = 4
+        public var limits = ZipReader.Limits()
+        public var timeouts = NetworkTimeouts()
+
+        public init(source: SyncSource) { self.source = source }
+    }
+
+    public struct SyncReport: Sendable {
+        public var courseFolder = ""
+        public var summary: SyncClient.Summary?
+        /// A single-course target was moved into its course folder first.
+        public var migrated = false
+        /// What reconciliation found and did, one line each.
+        public var repairs: [String] = []
+        /// Blocks removed to stay within the budget (usage ids).
+        public var evicted: [String] = []
+        /// Blocks asked for that did not fit in the budget.
+        public var overBudget: [String] = []
+        public var installedBytes: UInt64 = 0
+        public var budget: UInt64?
+    }
+
+    /// One sync of one course into the target. Bad requests (unknown pin or block, pinned
+    /// content over the budget, a folder that is not a target) throw before anything changes.
+    public func sync(_ request: SyncRequest, progress: @Sendable (Int, Int) -> Void = { _, _ in }) async throws(ClientError) -> SyncReport {
+        var report = SyncReport()
+        let targetKind = try kind()
+        let server: CourseManifest
+        do {
+            server = try await SyncClient.serverManifest(request.source, timeouts: request.timeouts)
+        } catch {
+            throw .sync(error)
+        }
+        let course = CourseView(server)
+        for id in request.pin + request.unpin + request.selection + (request.after.map { [$0] } ?? []) where !course.knows(id) {
+            throw .unknownID(id: id, course: server.courseID)
+        }
+        if request.next != nil, request.after == nil { throw .unknownID(id: "(--next needs --after)", course: server.courseID) }
+
+        var state = targetKind == .multiCourse ? try readState() : State()
+        let folder = state.courses.first { $0.value.courseID == server.courseID }?.key ?? freeFolderName(for: server.courseID, in: state)
+        report.courseFolder = folder
+        var record = state.courses[folder] ?? CourseRecord(courseID: server.courseID, source: request.source.description)
+        record.source = request.source.description
+        record.pins = Array(Set(record.pins).union(request.pin).subtracting(request.unpin)).sorted()
+        state.courses[folder] = record
+        if let budget = request.budget { state.budget = budget }
+        report.budget = state.budget
+
+        // Pinned content over the budget is refused before the lock, a migration or a download.
+        let installedNow = installedViews(state: state)
+        if let budget = state.budget {
+            let pinned = pinnedBytes(state: state, server: (folder, course), installed: installedNow)
+            guard pinned <= budget else { throw .pinnedOverBudget(pinned: pinned, budget: budget) }
+        }
+
+        try makeFolder(stateFolder)
+        let lock = try FileLock(path: stateFolder + "/lock", wait: false)
+        defer { withExtendedLifetime(lock) {} }
+        if targetKind == .singleCourse {
+            state = try migrateSingleCourse(into: state)
+            report.migrated = true
+            if let moved = state.courses.first(where: { $0.value.courseID == server.courseID })?.key, moved != folder {
+                state.courses[moved]?.pins = record.pins
+                state.courses[folder] = nil
+                report.courseFolder = moved
+            }
+        }
+        let courseFolder = report.courseFolder
+        let now = Date().timeIntervalSince1970
+        try makeFolder(root + "/" + courseFolder)
+
+        // Reconcile every course: strays removed, damaged blocks dropped (and fetched again below
+        // when still wanted).
+        report.repairs = reconcile(state: &state)
+        var installed = installedViews(state: state)
+
+        // What this course should hold, in priority order, and what must go to make room.
+        let requested = course.requested(selection: request.selection, next: request.next, after: request.after)
+        let fill = request.selection.isEmpty && request.next == nil
+        var keep = Set<String>()
+        var evict: [(folder: String, id: String)] = []
+        if let budget = state.budget {
+            var left = budget
+            func take(_ bytes: UInt64) -> Bool {
+                guard bytes <= left else { return false }
+                left -= bytes
+                return true
+            }
+            // Runtimes and pinned blocks first: they are never evicted.
+            for (name, view) in installed where name != courseFolder { _ = take(view.runtimeBytes) }
+            let runtimeInstalled = installed[courseFolder]?.manifest.runtime?.archive == course.manifest.runtime?.archive
+            _ = take(runtimeInstalled ? installed[courseFolder]?.runtimeBytes ?? 0 : course.manifest.runtime?.size ?? 0)
+            for (name, view) in installed where name != courseFolder {
+                for id in view.installedIDs where view.isPinned(id, pins: state.courses[name]?.pins ?? []) { _ = take(view.bytes(of: id)) }
+            }
+            let mine = installed[courseFolder]
+            let pinnedHere = course.offlineIDs.filter { course.isPinned($0, pins: state.courses[courseFolder]?.pins ?? []) }
+            for id in pinnedHere {
+                _ = take(mine?.bytes(of: id) ?? course.archiveBytes(of: id))
+                keep.insert(id)
+            }
+            for id in requested where !keep.contains(id) {
+                if take(mine?.bytes(of: id) ?? course.archiveBytes(of: id)) { keep.insert(id) } else { report.overBudget.append(id) }
+            }
+            // Installed blocks by last use, most recent first; the rest make room.
+            var others: [(folder: String, id: String, used: Double, bytes: UInt64)] = []
+            for (name, view) in installed {
+                let pins = state.courses[name]?.pins ?? []
+                for id in view.installedIDs where !(name == courseFolder && keep.contains(id)) && !view.isPinned(id, pins: pins) {
+                    // A block the server dropped goes anyway.
+                    if name == courseFolder, !course.offlineIDs.contains(id) { continue }
+                    others.append((name, id, state.courses[name]?.lastUse[id] ?? 0, view.bytes(of: id)))
+                }
+            }
+            others.sort { $0.used != $1.used ? $0.used > $1.used : ($0.folder, $0.id) < ($1.folder, $1.id) }
+            for other in others {
+                if take(other.bytes) {
+                    if other.folder == courseFolder { keep.insert(other.id) }
+                } else {
+                    evict.append((other.folder, other.id))
+                }
+            }
+            if fill {
+                for id in course.offlineIDs where !keep.contains(id) && installed[courseFolder]?.installedIDs.contains(id) != true {
+                    if take(course.archiveBytes(of: id)) { keep.insert(id) }
+                }
+            }
+        } else {
+            keep = Set(requested).union(course.offlineIDs.filter { course.isPinned($0, pins: state.courses[courseFolder]?.pins ?? []) })
+            if fill { keep.formUnion(course.offlineIDs) }
+        }
+
+        for (name, id) in evict { installed[name]?.remove(id, courseRoot: root + "/" + name) }
+        for (name, view) in installed where evict.contains(where: { $0.folder == name }) {
+            try view.save(to: root + "/" + name)
+        }
+        report.evicted = evict.map(\.id)
+
+        var options = SyncClient.Options(
+            source: request.source, target: root + "/" + courseFolder, selection: keep, jobs: request.jobs, limits: request.limits,
+            timeouts: request.timeouts)
+        options.emptySelectionMeansAll = false
+        let summary: SyncClient.Summary
+        do {
+            summary = try await SyncClient(options: options).sync(progress: progress)
+        } catch {
+            try? saveLastUse(state: state)
+            throw .sync(error)
+        }
+        report.summary = summary
+        try? ManifestFile.write(server, to: OutlinePage.publishedPath(courseRoot: root + "/" + courseFolder))
+        let failed = Set(summary.failures.map(\.usageID))
+        for block in summary.plan.downloads where !failed.contains(block.usageID) {
+            state.courses[courseFolder]?.lastUse[block.usageID] = now
+        }
+        for id in requested where state.courses[courseFolder]?.lastUse[id] != nil { state.courses[courseFolder]?.lastUse[id] = now }
+
+        // Sizes were estimated from archives before the download; enforce the budget on what
+        // the blocks now take on disk, least recently used first.
+        installed = installedViews(state: state)
+        if let budget = state.budget {
+            var total = installed.values.reduce(0) { $0 + $1.totalBytes }
+            var candidates: [(folder: String, id: String, used: Double)] = []
+            for (name, view) in installed {
+                let pins = state.courses[name]?.pins ?? []
+                for id in view.installedIDs where !view.isPinned(id, pins: pins) {
+                    candidates.append((name, id, state.courses[name]?.lastUse[id] ?? 0))
+                }
+            }
+            candidates.sort { $0.used != $1.used ? $0.used < $1.used : ($0.folder, $0.id) > ($1.folder, $1.id) }
+            var touched = Set<String>()
+            for candidate in candidates where total > budget {
+                let bytes = installed[candidate.folder]?.bytes(of: candidate.id) ?? 0
+                installed[candidate.folder]?.remove(candidate.id, courseRoot: root + "/" + candidate.folder)
+                total -= min(total, bytes)
+                report.evicted.append(candidate.id)
+                touched.insert(candidate.folder)
+            }
+            for name in touched { try installed[name]?.save(to: root + "/" + name) }
+            report.installedBytes = total
+        } else {
+            report.installedBytes = installed.values.reduce(0) { $0 + $1.totalBytes }
+        }
+        // Last use is kept for installed blocks only.
+        for (name, view) in installed {
+            let present = Set(view.installedIDs)
+            let kept = (state.courses[name]?.lastUse ?? [:]).filter { present.contains($0.key) }
+            state.courses[name]?.lastUse = kept
+        }
+
+        for (name, view) in installed { try OutlinePage.write(view.manifest, into: root + "/" + name) }
+        try OutlinePage.writeTargetIndex(courses: installed.map { ($0.key, $0.value.manifest) }, into: root)
+        try saveLastUse(state: state)
+        return report
+    }
+
+    /// Saves `state`, keeping any later last-use time `markOpened` recorded meanwhile.
+    func saveLastUse(state: State) throws(ClientError) {
+        try updateState { current throws(ClientError) in
+            var merged = state
+            for (folder, record) in current.courses {
+                guard var mine = merged.courses[folder] else { continue }
+                for (id, time) in record.lastUse where mine.lastUse[id] != nil { mine.lastUse[id] = max(time, mine.lastUse[id] ?? 0) }
+                merged.courses[folder] = mine
+            }
+            current = merged
+        }
+    }
+
+    func freeFolderName(for courseID: String, in state: State) -> String {
+        let base = Self.folderName(forCourse: courseID)
+        var name = base
+        var number = 2
+        while state.courses[name] != nil { name = base + "-\(number)"; number += 1 }
+        return name
+    }
+
+    func pinnedBytes(state: State, server: (folder: String, course: CourseView), installed: [String: InstalledCourse]) -> UInt64 {
+        var total: UInt64 = server.course.manifest.runtime?.size ?? 0
+        let pins = state.courses[server.folder]?.pins ?? []
+        for id in server.course.offlineIDs where server.course.isPinned(id, pins: pins) {
+            total += installed[server.folder]?.bytes(of: id) ?? server.course.archiveBytes(of: id)
+        }
+        for (name, view) in installed where name != server.folder {
+            let pins = state.courses[name]?.pins ?? []
+            for id in view.installedIDs where view.isPinned(id, pins: pins) { total += view.bytes(of: id) }
+            total += view.runtimeBytes
+        }
+        return total
+    }
+
+    func installedViews(state: State) -> [String: InstalledCourse] {
+        var views: [String: InstalledCourse] = [:]
+        for folder in state.courses.keys {
+            if let view = InstalledCourse(courseRoot: root + "/" + folder) { views[folder] = view }
+        }
+        return views
+    }
+
+    // MARK: - Migration
+
+    /// Moves a single-course target (`TARGET/manifest.json`, `TARGET/<type>/…`) into
+    /// `TARGET/<course folder>/`, its sync state included: apps that read `TARGET/manifest.json`
+    /// read `TARGET/<course folder>/manifest.json` from then on.
+    func migrateSingleCourse(into state: State) throws(ClientError) -> State {
+        let manifestPath = root + "/manifest.json"
+        let manifest: CourseManifest
+        do {
+            guard let read = try ManifestFile.read(manifestPath) else { return state }
+            manifest = read
+        } catch {
+            throw .notATarget(path: manifestPath, reason: "\(error)")
+        }
+        var state = state
+        let folder = freeFolderName(for: manifest.courseID, in: state)
+        let destination = root + "/" + folder
+        try makeFolder(destination + "/" + Self.stateFolderName)
+        let fm = FileManager.default
+        // Block folders first, the manifest last: a migration cut short is found again next time.
+        for name in (try? fm.contentsOfDirectory(atPath: root)) ?? [] where name != Self.stateFolderName && name != folder && name != "manifest.json" {
+            guard rename(root + "/" + name, destination + "/" + name) == 0 else {
+                throw .local(path: root + "/" + name, reason: "cannot move into \(destination): \(String(cString: strerror(errno)))")
+            }
+        }
+        for name in (try? fm.contentsOfDirectory(atPath: stateFolder)) ?? [] where name != "lock" && name != "state.lock" && name != "target.json" {
+            rename(stateFolder + "/" + name, destination + "/" + Self.stateFolderName + "/" + name)
+        }
+        var record = CourseRecord(courseID: manifest.courseID, source: "")
+        let now = Date().timeIntervalSince1970
+        for block in manifest.blocks where block.isOffline { record.lastUse[block.usageID] = now }
+        state.courses[folder] = record
+        try writeState(state)
+        guard rename(manifestPath, destination + "/manifest.json") == 0 else {
+            throw .local(path: manifestPath, reason: "cannot move into \(destination): \(String(cString: strerror(errno)))")
+        }
+        return state
+    }
+}
+
+/// A server's manifest, seen as ids: which exist, which are offline blocks, what is under what.
+struct CourseView: Sendable {
+    let manifest: CourseManifest
+    let offlineIDs: [String]
+    let known: Set<String>
+    let sizes: [String: UInt64]
+    let parents: [String: [String]]
+
+    init(_ manifest: CourseManifest) {
+        self.manifest = manifest
+        offlineIDs = manifest.blocks.filter(\.isOffline).map(\.usageID)
+        var known = Set(manifest.blocks.map(\.usageID)).union(manifest.blocks.flatMap(\.parents)).union((manifest.outline ?? []).map(\.usageID))
+        known.insert(manifest.courseID)
+        self.known = known
+        sizes = Dictionary(manifest.blocks.map { ($0.usageID, $0.size ?? 0) }, uniquingKeysWith: { a, _ in a })
+        parents = Dictionary(manifest.blocks.map { ($0.usageID, $0.parents) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    func knows(_ id: String) -> Bool { known.contains(id) }
+    func archiveBytes(of id: String) -> UInt64 { sizes[id] ?? 0 }
+
+    func isPinned(_ id: String, pins: [String]) -> Bool {
+        pins.contains(manifest.courseID) || pins.contains(id) || (parents[id] ?? []).contains { pins.contains($0) }
+    }
+
+    /// The offline blocks asked for: the selection's, then the prefetch's, in course order.
+    func requested(selection: [String], next: Int?, after: String?) -> [String] {
+        var ids: [String] = []
+        let selected = Set(selection)
+        if !selected.isEmpty {
+            ids = offlineIDs.filter { selected.contains($0) || (parents[$0] ?? []).contains { selected.contains($0) } || selected.contains(manifest.courseID) }
+        }
+        if let next, let after {
+            // Online-only blocks cannot be installed: the next N are the next N offline ones.
+            let blocks = manifest.blocks
+            let start = blocks.firstIndex { $0.usageID == after }.map { $0 + 1 }
+                ?? blocks.firstIndex { $0.parents.contains(after) || after == manifest.courseID } ?? blocks.count
+            for block in blocks[start...].filter(\.isOffline).prefix(max(0, next)) where !ids.contains(block.usageID) {
+                ids.append(block.usageID)
+            }
+        }
+        return ids
+    }
+}

@@ -1,0 +1,96 @@
+import ArgumentParser
+import ClientTarget
+import CommandLineSupport
+import CourseServer
+import Foundation
+
+/// A target that is not one is bad input: exit 2, nothing touched.
+func existingTarget(_ path: String) throws -> ClientTarget {
+    let target = ClientTarget(root: path)
+    let kind = try orExitBadInput { try target.kind() }
+    guard kind != .new else {
+        printError("error: \(path): not a coursepack target: nothing has been synced here")
+        throw ExitCode(ExitStatus.badInput)
+    }
+    return target
+}
+
+struct Status: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List the courses of a synced folder: blocks present, bytes on disk, pins and last use, and the storage budget.")
+
+    @Argument(help: "A folder kept by `coursepack sync`.")
+    var target: String
+
+    @Flag(name: .long, help: "One line per block too: present or not, size, pinned, last use.")
+    var blocks = false
+
+    func run() throws {
+        let clientTarget = try existingTarget(target)
+        let report = try orExitBadInput { try clientTarget.status() }
+        for course in report.courses {
+            print("course \(course.folder)  \(course.courseID)  \(course.title)")
+            if blocks {
+                for block in course.blocks {
+                    let state = block.present ? "present " : (block.offline ? "missing " : "online  ")
+                    let used = block.lastUse.map { "  last use \(Self.time($0))" } ?? ""
+                    print("  \(state)  \(block.type)  \(block.present ? "\(block.bytes) bytes" : "-")\(block.pinned ? "  pinned" : "")\(used)  \(block.displayName)")
+                }
+            }
+            let pins = course.pins.isEmpty ? "none" : course.pins.joined(separator: " ")
+            let last = course.lastUse.map(Self.time) ?? "never"
+            print("  \(course.presentBlocks) blocks present of \(course.offlineBlocks) offline, \(course.bytes) bytes on disk, pins: \(pins), last use: \(last), published \(course.publishedAt)")
+        }
+        let budget = report.budget.map { "\($0) bytes" } ?? "none"
+        print("\(report.courses.count) course\(report.courses.count == 1 ? "" : "s"), \(report.bytes) bytes on disk, budget: \(budget)")
+    }
+
+    static func time(_ seconds: Double) -> String {
+        ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: seconds))
+    }
+}
+
+struct Open: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print the page of BLOCK in TARGET and record that it was opened (recently opened blocks are evicted last).")
+
+    @Argument(help: "A folder kept by `coursepack sync`.")
+    var target: String
+
+    @Argument(help: "The block's usage id.")
+    var block: String
+
+    func run() throws {
+        let clientTarget = try existingTarget(target)
+        let path = try orExitBadInput { try clientTarget.markOpened(block) }
+        print(path)
+    }
+}
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve a synced folder over HTTP (course list and outlines at /, Range requests for video) until interrupted.")
+
+    @Argument(help: "A folder kept by `coursepack sync`.")
+    var target: String
+
+    @Option(name: .long, help: "TCP port; 0 lets the system choose (printed on start).")
+    var port: Int = 8080
+
+    @Option(name: .long, help: "Address to listen on: 127.0.0.1 (this device only), or 0.0.0.0 for the local network.")
+    var bind = "127.0.0.1"
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
+    }
+
+    func run() async throws {
+        _ = try existingTarget(target)
+        let shown = bind
+        try await orExitBadInput {
+            try await CourseServer(root: target, host: bind, port: port).run { port in
+                FileHandle.standardOutput.write(Data("coursepack: serving \(target) at http://\(shown):\(port)/\n".utf8))
+            }
+        }
+    }
+}
