@@ -46,19 +46,25 @@ extension ClientTarget {
     public func sync(_ request: SyncRequest, progress: @Sendable (Int, Int) -> Void = { _, _ in }) async throws(ClientError) -> SyncReport {
         var report = SyncReport()
         let targetKind = try kind()
-        let server: CourseManifest
+        // Fetched once, conditionally on the copy cached by the course's last sync from the same
+        // source: an unchanged course costs one 304.
+        let known = targetKind == .multiCourse ? try readState() : State()
+        let cachedIn = known.courses.first { $0.value.source == request.source.description }.map { root + "/" + $0.key }
+            ?? (targetKind == .singleCourse ? root : root + "/" + Self.stateFolderName + "/no-course")
+        let fetched: FetchedManifest
         do {
-            server = try await SyncClient.serverManifest(request.source, timeouts: request.timeouts)
+            fetched = try await SyncClient(options: .init(source: request.source, target: cachedIn, timeouts: request.timeouts)).fetchManifest()
         } catch {
             throw .sync(error)
         }
+        let server = fetched.manifest
         let course = CourseView(server)
         for id in request.pin + request.unpin + request.selection + (request.after.map { [$0] } ?? []) where !course.knows(id) {
             throw .unknownID(id: id, course: server.courseID)
         }
         if request.next != nil, request.after == nil { throw .unknownID(id: "(--next needs --after)", course: server.courseID) }
 
-        var state = targetKind == .multiCourse ? try readState() : State()
+        var state = known
         let folder = state.courses.first { $0.value.courseID == server.courseID }?.key ?? freeFolderName(for: server.courseID, in: state)
         report.courseFolder = folder
         var record = state.courses[folder] ?? CourseRecord(courseID: server.courseID, source: request.source.description)
@@ -79,12 +85,19 @@ extension ClientTarget {
         let lock = try FileLock(path: stateFolder + "/lock", wait: false)
         defer { withExtendedLifetime(lock) {} }
         if targetKind == .singleCourse {
-            state = try migrateSingleCourse(into: state)
+            let migrated = try migrateSingleCourse(into: State())
             report.migrated = true
-            if let moved = state.courses.first(where: { $0.value.courseID == server.courseID })?.key, moved != folder {
-                state.courses[moved]?.pins = record.pins
+            for (name, old) in migrated.courses {
+                guard old.courseID == server.courseID else {
+                    state.courses[name] = old
+                    continue
+                }
+                var merged = old
+                merged.source = record.source
+                merged.pins = record.pins
                 state.courses[folder] = nil
-                report.courseFolder = moved
+                state.courses[name] = merged
+                report.courseFolder = name
             }
         }
         let courseFolder = report.courseFolder
@@ -100,6 +113,8 @@ extension ClientTarget {
         let requested = course.requested(selection: request.selection, next: request.next, after: request.after)
         let fill = request.selection.isEmpty && request.next == nil
         var keep = Set<String>()
+        // Taken only to fill the budget, in course order: the first to go if the estimate was short.
+        var filled: [String] = []
         var evict: [(folder: String, id: String)] = []
         if let budget = state.budget {
             var left = budget
@@ -144,7 +159,10 @@ extension ClientTarget {
             }
             if fill {
                 for id in course.offlineIDs where !keep.contains(id) && installed[courseFolder]?.installedIDs.contains(id) != true {
-                    if take(course.archiveBytes(of: id)) { keep.insert(id) }
+                    if take(course.archiveBytes(of: id)) {
+                        keep.insert(id)
+                        filled.append(id)
+                    }
                 }
             }
         } else {
@@ -164,7 +182,7 @@ extension ClientTarget {
         options.emptySelectionMeansAll = false
         let summary: SyncClient.Summary
         do {
-            summary = try await SyncClient(options: options).sync(progress: progress)
+            summary = try await SyncClient(options: options).sync(fetched: fetched, progress: progress)
         } catch {
             try? saveLastUse(state: state)
             throw .sync(error)
@@ -189,7 +207,19 @@ extension ClientTarget {
                     candidates.append((name, id, state.courses[name]?.lastUse[id] ?? 0))
                 }
             }
-            candidates.sort { $0.used != $1.used ? $0.used < $1.used : ($0.folder, $0.id) > ($1.folder, $1.id) }
+            // Blocks taken only to fill the budget go first (last in course order first), then
+            // the least recently used.
+            let fillRank = Dictionary(filled.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
+            candidates.sort { a, b in
+                let rankA = a.folder == courseFolder ? fillRank[a.id] : nil
+                let rankB = b.folder == courseFolder ? fillRank[b.id] : nil
+                switch (rankA, rankB) {
+                case let (x?, y?): return x > y
+                case (.some, nil): return true
+                case (nil, .some): return false
+                case (nil, nil): return a.used != b.used ? a.used < b.used : (a.folder, a.id) > (b.folder, b.id)
+                }
+            }
             var touched = Set<String>()
             for candidate in candidates where total > budget {
                 let bytes = installed[candidate.folder]?.bytes(of: candidate.id) ?? 0

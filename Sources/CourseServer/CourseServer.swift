@@ -22,17 +22,17 @@ public struct CourseServer: Sendable {
     /// listened on (the one chosen by the system when `port` is 0).
     public func run(started: @escaping @Sendable (Int) -> Void) async throws {
         guard let realRoot = Self.realPath(root) else { throw CourseServerError.noTarget(root) }
+        var logger = Logger(label: "coursepack-serve")
+        logger.logLevel = .warning
         let router = Router()
         router.middlewares.add(TargetGuard<BasicRequestContext>(root: realRoot))
         router.middlewares.add(
-            FileMiddleware(realRoot + "/", searchForIndexHtml: true)
+            FileMiddleware(realRoot + "/", searchForIndexHtml: true, logger: logger)
                 .withAdditionalMediaTypes(forFileExtensions: [
                     "vtt": MediaType(type: .text, subType: "vtt"),
                     "srt": MediaType(type: .application, subType: "x-subrip"),
                     "mjs": MediaType(type: .text, subType: "javascript"),
                 ]))
-        var logger = Logger(label: "coursepack-serve")
-        logger.logLevel = .warning
         let app = Application(
             router: router,
             configuration: .init(address: .hostname(host, port: port), serverName: "coursepack"),

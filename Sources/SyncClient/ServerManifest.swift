@@ -14,14 +14,14 @@ extension SyncClient {
     /// The server's manifest, validated. Over HTTP the request is conditional on the last
     /// one seen, so an unchanged course costs a 304. `remember` stores what was fetched; it is
     /// called only once the sync has used it.
-    func fetchServerManifest(remember: Bool) async throws(SyncError) -> (CourseManifest, notModified: Bool, remember: @Sendable () -> Void) {
+    func fetchServerManifest(remember: Bool) async throws(SyncError) -> (CourseManifest, notModified: Bool, remember: @Sendable (_ stateFolder: String) -> Void) {
         let source = options.source
         let shown = source.location(of: "manifest.json")
-        let cachePath = stateFolder + "/server-manifest.json"
-        let validatorsPath = stateFolder + "/validators.json"
+        let cachePath = Self.cachePath(stateFolder)
+        let validatorsPath = Self.validatorsPath(stateFolder)
         var data: Data
         var notModified = false
-        var store: @Sendable () -> Void = {}
+        var store: @Sendable (String) -> Void = { _ in }
         switch source {
         case .folder(let path):
             data = try ManifestLoader.readFolder(path, shown: shown)
@@ -44,9 +44,9 @@ extension SyncClient {
             case 200:
                 let fresh = Validators(etag: http?.value(forHTTPHeaderField: "ETag"), lastModified: http?.value(forHTTPHeaderField: "Last-Modified"))
                 let body = data
-                store = {
-                    try? body.write(to: URL(fileURLWithPath: cachePath), options: .atomic)
-                    if let encoded = try? JSONEncoder().encode(fresh) { try? encoded.write(to: URL(fileURLWithPath: validatorsPath), options: .atomic) }
+                store = { folder in
+                    try? body.write(to: URL(fileURLWithPath: Self.cachePath(folder)), options: .atomic)
+                    if let encoded = try? JSONEncoder().encode(fresh) { try? encoded.write(to: URL(fileURLWithPath: Self.validatorsPath(folder)), options: .atomic) }
                 }
             case let status:
                 throw .http(url: shown, status: status)
@@ -54,7 +54,25 @@ extension SyncClient {
         }
         let manifest = try ManifestLoader.decode(data, shown: shown)
         try ManifestValidation.check(manifest, source: shown)
-        if !remember { store = {} }
+        if !remember { store = { _ in } }
         return (manifest, notModified, store)
     }
+
+    static func cachePath(_ stateFolder: String) -> String { stateFolder + "/server-manifest.json" }
+    static func validatorsPath(_ stateFolder: String) -> String { stateFolder + "/validators.json" }
+
+    /// The server's manifest, validated, fetched conditionally on what this target last saw;
+    /// nothing is written. Hand it to `sync(fetched:)`, which remembers it once used, so a
+    /// caller that must read the manifest first (to know the course) costs no second request.
+    public func fetchManifest() async throws(SyncError) -> FetchedManifest {
+        let (manifest, notModified, remember) = try await fetchServerManifest(remember: true)
+        return FetchedManifest(manifest: manifest, notModified: notModified, remember: remember)
+    }
+}
+
+public struct FetchedManifest: Sendable {
+    public let manifest: CourseManifest
+    /// The server answered 304: `manifest` is the one cached from the last sync.
+    public let notModified: Bool
+    let remember: @Sendable (_ stateFolder: String) -> Void
 }

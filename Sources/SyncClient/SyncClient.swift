@@ -63,7 +63,8 @@ public struct SyncClient: Sendable {
         return (makePlan(Self.withRuntimeEntry(server), installed: ((try? readInstalled()) ?? nil).map(Self.withRuntimeEntry)), notModified)
     }
 
-    public func sync(progress: @Sendable (Int, Int) -> Void = { _, _ in }) async throws(SyncError) -> Summary {
+    /// `fetched`: the server's manifest from `fetchManifest()`, when the caller has it already.
+    public func sync(fetched: FetchedManifest? = nil, progress: @Sendable (Int, Int) -> Void = { _, _ in }) async throws(SyncError) -> Summary {
         let started = Date()
         try makeFolder(options.target)
         try makeFolder(stateFolder)
@@ -71,7 +72,12 @@ public struct SyncClient: Sendable {
         let lock = try SyncLock(path: stateFolder + "/lock")
         defer { withExtendedLifetime(lock) {} }
 
-        let (server, notModified, remember) = try await fetchServerManifest(remember: true)
+        let (server, notModified, remember): (CourseManifest, Bool, @Sendable (String) -> Void)
+        if let fetched {
+            (server, notModified, remember) = (fetched.manifest, fetched.notModified, fetched.remember)
+        } else {
+            (server, notModified, remember) = try await fetchServerManifest(remember: true)
+        }
         let installed = try readInstalled()
         var summary = Summary(plan: makePlan(Self.withRuntimeEntry(server), installed: installed.map(Self.withRuntimeEntry)))
         summary.manifestNotModified = notModified
@@ -135,7 +141,7 @@ public struct SyncClient: Sendable {
         } catch {
             throw .local(path: localManifestPath, reason: "cannot write the local manifest: \(error)")
         }
-        remember()
+        remember(stateFolder)
 
         for block in summary.plan.removed {
             guard let archive = block.archive, let folder = ManifestValidation.installFolder(of: archive) else { continue }

@@ -39,7 +39,7 @@ import TestSupport
         #expect(stalled.status == 1, "the stalled block fails, the rest is installed: \(stalled.stderr)")
         #expect(stalled.stderr.contains("html/welcome_page.zip") || stalled.stderr.contains("welcome_page"), "\(stalled.stderr)")
         #expect(Date().timeIntervalSince(started) < 30, "four attempts of about a second each")
-        #expect(FileManager.default.fileExists(atPath: target + "/html/handout_page/index.html"))
+        #expect(FileManager.default.fileExists(atPath: target + exampleFolder + "/html/handout_page/index.html"))
 
         let (silentURL, _, silent) = try startFaultServer(serving: published, faults: #"{"/manifest.json": {"silent": true}}"#)
         defer { #expect(silent.stop(), "the fault server outlived its test") }
@@ -62,7 +62,7 @@ import TestSupport
                                                   TestSupport.coursepackBinary, "sync", published, "--to", target])
         #expect(traced.status == 0, "\(traced.stderr)")
         let check = try TestSupport.run(try #require(TestSupport.which("python3")), [
-            TestSupport.packageRoot + "/Tests/fixtures/check_sync_fsync_order.py", log, target,
+            TestSupport.packageRoot + "/Tests/fixtures/check_sync_fsync_order.py", log, target + exampleFolder,
         ])
         #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
         let manifest = try #require(try ManifestFile.read(published + "/manifest.json"))

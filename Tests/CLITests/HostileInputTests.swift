@@ -169,7 +169,7 @@ func expectBuild(_ course: String, status: Int32, mentions fragment: String, sou
             let result = try TestSupport.coursepack(["sync", published, "--to", target])
             #expect(result.status == 2)
             #expect(result.stderr.contains(reason), "\(result.stderr)")
-            #expect(!FileManager.default.fileExists(atPath: target + "/manifest.json"))
+            #expect(!FileManager.default.fileExists(atPath: target + exampleFolder), "nothing is created")
         }
     }
 

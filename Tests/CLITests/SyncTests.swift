@@ -43,6 +43,10 @@ func unpackedProblems(_ target: String) throws -> String {
     return result.stdout
 }
 
+/// Course folders in a multi-course target (`TARGET/<course id without course-v1:>`).
+let exampleFolder = "/CoursepackX+CP101+2026"
+let demoFolder = "/OpenedX+DemoX+DemoCourse"
+
 func archiveRequests(_ lines: [String]) -> [String] { lines.filter { $0.contains(".zip ") } }
 
 /// Starts the fault-injecting HTTP server; returns its base URL, log path and process.
@@ -75,7 +79,7 @@ func startFaultServer(serving root: String, faults: String) throws -> (url: Stri
         #expect(first.stdout.contains("\(archives.count) blocks downloaded"), "\(first.stdout)")
         #expect(first.stdout.contains(" s"), "the summary gives blocks, bytes and seconds")
         #expect(archiveRequests(server.requests()).count == archives.count)
-        let unpacked = try unpackedProblems(target)
+        let unpacked = try unpackedProblems(target + demoFolder)
         #expect(unpacked.contains("\"bad\": []"), "\(unpacked)")
         #expect(!unpacked.contains("\"checked\": 0"))
 
@@ -87,7 +91,7 @@ func startFaultServer(serving root: String, faults: String) throws -> (url: Stri
         #expect(second.status == 0, "\(second.stderr)")
         let secondLog = server.requests()
         #expect(archiveRequests(secondLog) == ["GET /html/a01fc100e5e64fc5bbca09daa190cfee.zip 200 \(Self.size(published + "/html/a01fc100e5e64fc5bbca09daa190cfee.zip")) \"-\""])
-        #expect(String(decoding: TestSupport.read(target + "/html/a01fc100e5e64fc5bbca09daa190cfee/index.html"), as: UTF8.self).contains("A new welcome text."))
+        #expect(String(decoding: TestSupport.read(target + demoFolder + "/html/a01fc100e5e64fc5bbca09daa190cfee/index.html"), as: UTF8.self).contains("A new welcome text."))
 
         server.clearLog()
         let third = try TestSupport.coursepack(["sync", server.baseURL, "--to", target])
@@ -95,9 +99,10 @@ func startFaultServer(serving root: String, faults: String) throws -> (url: Stri
         #expect(third.stdout.contains("manifest not modified"))
         #expect(server.requests() == ["GET /manifest.json 304 0 \"-\""])
 
+        // status moved to the client half and lists courses (expectation changed on purpose).
         let status = try TestSupport.coursepack(["status", target])
-        #expect(status.stdout.contains("\(publishedManifest.blocks.compactMap(\.archive).count) blocks present"))
-        #expect(status.stdout.contains("present   runtime"))
+        #expect(status.stdout.contains("\(publishedManifest.blocks.compactMap(\.archive).count) blocks present"), "\(status.stdout)")
+        #expect(status.stdout.contains("course OpenedX+DemoX+DemoCourse  course-v1:OpenedX+DemoX+DemoCourse"), "\(status.stdout)")
     }
 
     @Test func dryRunPrintsThePlanAndChangesNothing() throws {
@@ -114,8 +119,8 @@ func startFaultServer(serving root: String, faults: String) throws -> (url: Stri
         let partial = try TestSupport.coursepack(["sync", published, "--to", target, "--blocks", chapter])
         #expect(partial.status == 0, "\(partial.stderr)")
         #expect(partial.stdout.contains("2 blocks downloaded"), "\(partial.stdout)")
-        #expect(FileManager.default.fileExists(atPath: target + "/video/lecture_video/index.html"))
-        #expect(!FileManager.default.fileExists(atPath: target + "/html/welcome_page"))
+        #expect(FileManager.default.fileExists(atPath: target + exampleFolder + "/video/lecture_video/index.html"))
+        #expect(!FileManager.default.fileExists(atPath: target + exampleFolder + "/html/welcome_page"))
     }
 
     @Test func corruptDownloadsKeepTheInstalledVersion() throws {
@@ -125,8 +130,8 @@ func startFaultServer(serving root: String, faults: String) throws -> (url: Stri
         defer { #expect(server.stop(), "nginx outlived its test") }
         let target = TestSupport.temporaryFolder("sync") + "/device"
         #expect(try TestSupport.coursepack(["sync", server.baseURL, "--to", target, "--jobs", "2"]).status == 0)
-        let installed = TestSupport.read(target + "/html/welcome_page/index.html")
-        let manifestBefore = TestSupport.read(target + "/manifest.json")
+        let installed = TestSupport.read(target + exampleFolder + "/html/welcome_page/index.html")
+        let manifestBefore = TestSupport.read(target + exampleFolder + "/manifest.json")
 
         // The server now lists a new version, but the archive it serves is truncated.
         let path = published + "/html/welcome_page.zip"
@@ -141,8 +146,8 @@ func startFaultServer(serving root: String, faults: String) throws -> (url: Stri
         let truncated = try TestSupport.coursepack(["sync", server.baseURL, "--to", target])
         #expect(truncated.status == 1)
         #expect(truncated.stderr.contains("html/welcome_page.zip"), "\(truncated.stderr)")
-        #expect(TestSupport.read(target + "/html/welcome_page/index.html") == installed)
-        #expect(TestSupport.read(target + "/manifest.json") == manifestBefore)
+        #expect(TestSupport.read(target + exampleFolder + "/html/welcome_page/index.html") == installed)
+        #expect(TestSupport.read(target + exampleFolder + "/manifest.json") == manifestBefore)
 
         // Right size, wrong bytes: the sha256 check refuses it.
         var damaged = original
@@ -151,7 +156,7 @@ func startFaultServer(serving root: String, faults: String) throws -> (url: Stri
         let wrongHash = try TestSupport.coursepack(["sync", server.baseURL, "--to", target])
         #expect(wrongHash.status == 1)
         #expect(wrongHash.stderr.contains("sha256 does not match"), "\(wrongHash.stderr)")
-        #expect(TestSupport.read(target + "/html/welcome_page/index.html") == installed)
+        #expect(TestSupport.read(target + exampleFolder + "/html/welcome_page/index.html") == installed)
     }
 
     @Test func aZipSlipArchiveIsRefusedAndNothingLandsOutside() throws {
@@ -185,8 +190,8 @@ func startFaultServer(serving root: String, faults: String) throws -> (url: Stri
         #expect(result.status == 1)
         #expect(result.stderr.contains("evil.txt"), "\(result.stderr)")
         #expect(TestSupport.files(under: base).allSatisfy { !$0.contains("evil") })
-        #expect(!FileManager.default.fileExists(atPath: target + "/html/welcome_page"))
-        #expect(FileManager.default.fileExists(atPath: target + "/html/handout_page/index.html"), "the other blocks install")
+        #expect(!FileManager.default.fileExists(atPath: target + exampleFolder + "/html/welcome_page"))
+        #expect(FileManager.default.fileExists(atPath: target + exampleFolder + "/html/handout_page/index.html"), "the other blocks install")
     }
 
     @Test func aManifestWithEscapingPathsIsRefusedBeforeAnyDownload() throws {
@@ -199,7 +204,7 @@ func startFaultServer(serving root: String, faults: String) throws -> (url: Stri
             let result = try TestSupport.coursepack(["sync", published, "--to", target])
             #expect(result.status == 2)
             #expect(result.stderr.contains(reason), "\(result.stderr)")
-            #expect(!FileManager.default.fileExists(atPath: target + "/manifest.json"))
+            #expect(!FileManager.default.fileExists(atPath: target), "nothing is created")
         }
         try TestSupport.write(["manifest.json": "{ not json"], under: published)
         let notJSON = try TestSupport.coursepack(["sync", published, "--to", TestSupport.temporaryFolder("sync")])
@@ -219,8 +224,8 @@ func startFaultServer(serving root: String, faults: String) throws -> (url: Stri
         let lines = String(decoding: TestSupport.read(log), as: UTF8.self).split(separator: "\n").map(String.init)
         #expect(lines.filter { $0.hasPrefix("GET /html/welcome_page.zip") }.count == 2, "a 500, then success")
         #expect(lines.contains("GET /video/lecture_video.zip bytes=1500-"), "the cut download resumes where it stopped: \(lines)")
-        #expect(try unpackedProblems(target).contains("\"bad\": []"))
-        #expect(FileManager.default.fileExists(atPath: target + "/video/lecture_video/static/lecture.mp4"))
+        #expect(try unpackedProblems(target + exampleFolder).contains("\"bad\": []"))
+        #expect(FileManager.default.fileExists(atPath: target + exampleFolder + "/video/lecture_video/static/lecture.mp4"))
     }
 
     /// A test runner that dies without stopping its fault server does not leave it behind.

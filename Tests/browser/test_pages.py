@@ -8,6 +8,9 @@ import shutil
 import subprocess
 import sys
 
+from html.parser import HTMLParser
+from urllib.parse import unquote
+
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -44,7 +47,14 @@ def build_and_sync(course, tmp_path_factory, name):
     assert built.returncode == 0, built.stderr
     synced = subprocess.run([coursepack(), "sync", out, "--to", target], capture_output=True, text=True)
     assert synced.returncode == 0, synced.stderr
-    return target
+    return course_folder(target)
+
+
+def course_folder(target):
+    """A target holds one folder per course (TARGET/<course>/manifest.json); the one course."""
+    folders = [name for name in os.listdir(target) if os.path.isfile(os.path.join(target, name, "manifest.json"))]
+    assert len(folders) == 1, folders
+    return os.path.join(target, folders[0])
 
 
 @pytest.fixture(scope="session")
@@ -90,6 +100,50 @@ def test_example_course_pages_work_offline(browser, tmp_path_factory):
     assert browser.find_element(By.ID, "count").text == "2"
     assert browser.execute_script("return document.querySelector('img').naturalWidth") > 0
     browser.switch_to.default_content()
+
+
+class Anchors(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.links = []
+
+    def handle_starttag(self, tag, attrs):
+        for key, value in attrs:
+            if (tag, key) in (("a", "href"), ("iframe", "src")) and value:
+                self.links.append(value)
+
+
+def links_of(path):
+    parser = Anchors()
+    parser.feed(open(path, encoding="utf-8").read())
+    return parser.links
+
+
+def test_outline_page_links_every_installed_page_and_its_links_resolve(browser, demo_target):
+    outline = os.path.join(demo_target, "index.html")
+    _, pages = pagecheck.pages_of(demo_target)
+    installed = {os.path.relpath(page, demo_target) for page, _ in pages}
+    assert len(installed) >= 250
+    linked = {unquote(link) for link in links_of(outline)}
+    assert installed <= linked, sorted(installed - linked)[:5]
+    # Every link of the outline, and of every previous/next frame page, opens in the browser.
+    frames = sorted(os.listdir(os.path.join(demo_target, "_navigation")), key=lambda name: int(name.split(".")[0]))
+    assert len(frames) == len(installed)
+    report = pagecheck.Report()
+    pagecheck.check_page(browser, outline, {}, demo_target, report)
+    # A frame page is held to what its framed block declares.
+    for name in frames[:3] + frames[-2:]:
+        _, block = pages[int(name.split(".")[0]) - 1]
+        pagecheck.check_page(browser, os.path.join(demo_target, "_navigation", name), block, demo_target, report)
+    assert report.failures() == [], "\n".join(map(str, report.failures()[:20]))
+    # Previous/next walk the installed pages in course order, each once.
+    walked, frame = [], "1.html"
+    while frame:
+        links = links_of(os.path.join(demo_target, "_navigation", frame))
+        walked.append(next(link for link in links if link.startswith("../") and link.endswith("/index.html") and link != "../index.html"))
+        frame = next((link for link in links if link[0].isdigit() and int(link.split(".")[0]) == int(frame.split(".")[0]) + 1), None)
+    order = [os.path.relpath(page, demo_target) for page, _ in pages]
+    assert [unquote(link[3:]) for link in walked] == order
 
 
 def first_page(target, predicate):
