@@ -29,6 +29,7 @@ test_needs=(
   "util-linux   command -v mount"                    # full-disk test mounts a small tmpfs (needs root)
   "chromium     command -v chromium"                 # the browser tests open every page offline
   "chromium-driver  command -v chromedriver"         # Selenium drives Chromium through it
+  "wrk          command -v wrk"                      # load test of coursepack serve from a second process
 )
 bench_needs=(
   "zip          command -v zip"

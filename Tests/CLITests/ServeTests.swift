@@ -1,0 +1,132 @@
+import Foundation
+import Manifest
+import Testing
+import TestSupport
+
+/// `coursepack serve` from a second process over loopback: the course list and outline, a
+/// page, a byte range of a video, MIME types, traversal refused, and a bounded load test.
+@Suite(.serialized) struct ServeTests {
+    /// Starts `coursepack serve TARGET --port 0`; returns the process and the base URL it printed.
+    static func startServer(_ target: String) throws -> (ChildProcess, String, String) {
+        let folder = TestSupport.temporaryFolder("serve")
+        let process = try ChildProcess("/bin/sh", ["-c", "exec \"$0\" serve \"$1\" --port 0 > \"$2\" 2>&1",
+                                                   TestSupport.coursepackBinary, target, folder + "/out"])
+        var printed = ""
+        for _ in 0..<200 {
+            printed = String(decoding: TestSupport.read(folder + "/out"), as: UTF8.self)
+            if printed.contains("serving") { break }
+            usleep(50_000)
+        }
+        let url = try #require(printed.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }, "\(printed)")
+        return (process, url, printed)
+    }
+
+    /// What a client sees for each path: status, headers, and the body (base64, when short).
+    static let client = """
+        import base64, http.client, json, sys, urllib.parse
+        base = urllib.parse.urlsplit(sys.argv[1])
+        results = {}
+        for item in json.loads(sys.argv[2]):
+            connection = http.client.HTTPConnection(base.hostname, base.port, timeout=10)
+            connection.request("GET", item["path"], headers=item.get("headers", {}))
+            response = connection.getresponse()
+            body = response.read()
+            results[item["name"]] = {"status": response.status, "type": response.getheader("Content-Type"),
+                "range": response.getheader("Content-Range"), "length": len(body),
+                "body": base64.b64encode(body).decode() if len(body) <= 200000 else ""}
+        print(json.dumps(results))
+        """
+
+    struct Answer {
+        let status: Int
+        let type: String
+        let range: String
+        let body: [UInt8]
+    }
+
+    static func get(_ base: String, _ requests: [[String: Any]]) throws -> [String: Answer] {
+        let json = String(decoding: try JSONSerialization.data(withJSONObject: requests), as: UTF8.self)
+        let result = try TestSupport.run(try #require(TestSupport.which("python3")), ["-c", client, base, json])
+        #expect(result.status == 0, "\(result.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: [String: Any]])
+        return object.mapValues { answer in
+            Answer(status: answer["status"] as? Int ?? 0, type: answer["type"] as? String ?? "", range: answer["range"] as? String ?? "",
+                   body: [UInt8](Data(base64Encoded: answer["body"] as? String ?? "") ?? Data()))
+        }
+    }
+
+    @Test func serveGivesOutlinePagesAndVideoRangesAndNothingOutsideTheTarget() throws {
+        let published = TestSupport.temporaryFolder("serve") + "/published"
+        #expect(try TestSupport.coursepack(["build", TestSupport.exampleCourse, "--out", published, "-q"]).status == 0)
+        let target = TestSupport.temporaryFolder("serve") + "/device"
+        #expect(try TestSupport.coursepack(["sync", published, "--to", target]).status == 0)
+        let course = target + exampleFolder
+        // A link out of the target, as a hostile archive or a careless user could leave one.
+        #expect(symlink("/etc", course + "/html/welcome_page/elsewhere") == 0)
+
+        let (server, base, printed) = try Self.startServer(target)
+        defer { #expect(server.stop(), "the server outlived its test") }
+        #expect(base.hasPrefix("http://127.0.0.1:"), "bound to loopback by default: \(printed)")
+
+        let video = "/CoursepackX+CP101+2026/video/lecture_video/static/lecture.mp4"
+        let answers = try Self.get(base, [
+            ["name": "root", "path": "/"],
+            ["name": "outline", "path": "/CoursepackX%2BCP101%2B2026/"],
+            ["name": "page", "path": "/CoursepackX+CP101+2026/html/welcome_page/index.html"],
+            ["name": "range", "path": video, "headers": ["Range": "bytes=100-199"]],
+            ["name": "stylesheet", "path": "/CoursepackX+CP101+2026/video/lecture_video/coursepack.css"],
+            ["name": "dotdot", "path": "/../../../etc/passwd"],
+            ["name": "inner-dotdot", "path": "/CoursepackX+CP101+2026/../../../etc/passwd"],
+            ["name": "encoded", "path": "/%2e%2e/%2e%2e/%2e%2e/etc/passwd"],
+            ["name": "encoded-slash", "path": "/..%2f..%2f..%2fetc/passwd"],
+            ["name": "double-encoded", "path": "/%252e%252e/%252e%252e/etc/passwd"],
+            ["name": "state", "path": "/.coursepack-sync/target.json"],
+            ["name": "symlink", "path": "/CoursepackX+CP101+2026/html/welcome_page/elsewhere/passwd"],
+            ["name": "missing", "path": "/CoursepackX+CP101+2026/html/nothing/index.html"],
+        ])
+        let root = try #require(answers["root"])
+        #expect(root.status == 200 && root.type.hasPrefix("text/html"))
+        #expect(String(decoding: root.body, as: UTF8.self).contains("href=\"CoursepackX+CP101+2026/index.html\""))
+        let outline = try #require(answers["outline"])
+        #expect(outline.status == 200)
+        #expect(String(decoding: outline.body, as: UTF8.self).contains("href=\"html/welcome_page/index.html\""))
+        let page = try #require(answers["page"])
+        #expect(page.status == 200 && page.type.hasPrefix("text/html"))
+        #expect(page.body == TestSupport.read(course + "/html/welcome_page/index.html"))
+        let range = try #require(answers["range"])
+        let file = TestSupport.read(target + video)
+        #expect(range.status == 206, "\(range.status)")
+        #expect(range.type == "video/mp4", "\(range.type)")
+        #expect(range.range == "bytes 100-199/\(file.count)", "\(range.range)")
+        #expect(range.body == Array(file[100..<200]))
+        let stylesheet = try #require(answers["stylesheet"])
+        #expect(stylesheet.status == 200 && stylesheet.type.hasPrefix("text/css"), "\(stylesheet.status) \(stylesheet.type)")
+        for name in ["dotdot", "inner-dotdot", "encoded", "encoded-slash", "double-encoded", "state", "symlink"] {
+            let answer = try #require(answers[name])
+            #expect([400, 403, 404].contains(answer.status), "\(name): \(answer.status)")
+            #expect(!String(decoding: answer.body, as: UTF8.self).contains("root:"), "\(name) leaked /etc/passwd")
+        }
+        #expect(answers["missing"]?.status == 404)
+    }
+
+    /// A bounded load from a second process (wrk, 5 s) on loopback: every answer a 200.
+    @Test func serveHoldsALoadFromASecondProcess() throws {
+        guard let wrk = TestSupport.which("wrk") else {
+            Issue.record("wrk is not installed: the load test needs it (apt-get install wrk; make test installs it)")
+            return
+        }
+        let published = TestSupport.temporaryFolder("serve") + "/published"
+        #expect(try TestSupport.coursepack(["build", TestSupport.exampleCourse, "--out", published, "-q"]).status == 0)
+        let target = TestSupport.temporaryFolder("serve") + "/device"
+        #expect(try TestSupport.coursepack(["sync", published, "--to", target]).status == 0)
+        let (server, base, _) = try Self.startServer(target)
+        defer { #expect(server.stop(), "the server outlived its test") }
+        let load = try TestSupport.run("/usr/bin/timeout", ["30", wrk, "-t2", "-c16", "-d5s", "--latency", base + "/CoursepackX+CP101+2026/html/welcome_page/index.html"])
+        #expect(load.status == 0, "\(load.stderr)")
+        print(load.stdout)
+        let line = try #require(load.stdout.split(separator: "\n").first { $0.hasPrefix("Requests/sec:") })
+        let rate = Double(line.split(separator: " ").last ?? "") ?? 0
+        #expect(rate > 50, "\(load.stdout)")
+        #expect(!load.stdout.contains("Non-2xx") && !load.stdout.contains("Socket errors"), "\(load.stdout)")
+    }
+}
