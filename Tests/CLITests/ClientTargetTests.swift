@@ -51,6 +51,11 @@ import TestSupport
         Dictionary(uniqueKeysWithValues: TestSupport.files(under: root).map { ($0, TestSupport.read(root + "/" + $0)) })
     }
 
+    /// The files of `now` that differ from `before` (added, removed or changed), named.
+    static func differences(_ before: [String: [UInt8]], _ now: [String: [UInt8]]) -> [String] {
+        Set(before.keys).union(now.keys).filter { before[$0] != now[$0] }.sorted()
+    }
+
     @Test func aBudgetSmallerThanTheDemoCourseKeepsThePinnedChapterAndEvictsTheLeastRecentlyOpened() throws {
         let published = try Self.publish(TestSupport.demoCourse)
         let target = TestSupport.temporaryFolder("client") + "/device"
@@ -148,8 +153,8 @@ import TestSupport
             #expect(repair.stdout.contains(expected), "\(expected) in \(repair.stdout)")
         }
         #expect(repair.stdout.contains("2 blocks downloaded"), "\(repair.stdout)")
-        #expect(Self.snapshot(course + "/html") == good)
-        #expect(Self.snapshot(course + "/video") == goodVideo)
+        #expect(Self.differences(good, Self.snapshot(course + "/html")) == [])
+        #expect(Self.differences(goodVideo, Self.snapshot(course + "/video")) == [])
         #expect(!fm.fileExists(atPath: target + "/old-course"))
         #expect(!fm.fileExists(atPath: course + "/leftovers"))
 
@@ -209,7 +214,7 @@ import TestSupport
             let result = try TestSupport.coursepack(arguments)
             #expect(result.status == 2, "\(arguments): \(result.status)")
             #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)")
-            #expect(Self.snapshot(target) == before, "\(arguments) changed the target")
+            #expect(Self.differences(before, Self.snapshot(target)) == [], "\(arguments) changed the target")
         }
 
         // A folder that is not a coursepack target is left alone by every client command.
@@ -242,7 +247,7 @@ import TestSupport
         #expect(migrated.status == 0, "\(migrated.stderr)")
         #expect(migrated.stdout.contains("moved the course synced here before into"), "\(migrated.stdout)")
         #expect(migrated.stdout.contains("0 blocks downloaded"), "nothing is downloaded again: \(migrated.stdout)")
-        #expect(Self.snapshot(course + "/html") == old)
+        #expect(Self.differences(old, Self.snapshot(course + "/html")) == [])
         #expect(!FileManager.default.fileExists(atPath: target + "/manifest.json"))
         #expect(FileManager.default.fileExists(atPath: course + "/index.html"), "the outline is written")
         let status = try TestSupport.coursepack(["status", target])
