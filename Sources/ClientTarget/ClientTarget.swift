@@ -156,6 +156,7 @@ public enum ClientError: Error, Equatable, CustomStringConvertible {
     case notInstalled(blockID: String, reason: String)
     case pinnedOverBudget(pinned: UInt64, budget: UInt64)
     case locked(path: String)
+    case invalidRequest(String)
     case local(path: String, reason: String)
     case sync(SyncError)
 
@@ -167,6 +168,7 @@ public enum ClientError: Error, Equatable, CustomStringConvertible {
         case .pinnedOverBudget(let pinned, let budget):
             return "the pinned content takes \(pinned) bytes, \(pinned - budget) bytes over the budget of \(budget) bytes; nothing was downloaded"
         case .locked(let path): return "\(path): another sync into this target is running"
+        case .invalidRequest(let reason): return reason
         case .local(let path, let reason): return "\(path): \(reason)"
         case .sync(let error): return "\(error)"
         }

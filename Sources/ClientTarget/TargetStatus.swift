@@ -51,13 +51,14 @@ extension ClientTarget {
             guard let installed = InstalledCourse(courseRoot: courseRoot) else { continue }
             let published = (try? ManifestFile.read(OutlinePage.publishedPath(courseRoot: courseRoot))) ?? installed.manifest
             let pins = record?.pins ?? []
+            let view = CourseView(published)
             var blocks: [BlockStatus] = []
             for block in published.blocks {
                 let present = installed.blockBytes[block.usageID] != nil
                     && block.archive.flatMap(SyncClient.installFolder(ofArchive:)).map { FileManager.default.fileExists(atPath: courseRoot + "/" + $0) } == true
                 blocks.append(BlockStatus(
                     usageID: block.usageID, type: block.type, displayName: block.displayName ?? "", offline: block.isOffline, present: present,
-                    bytes: installed.bytes(of: block.usageID), pinned: installed.isPinned(block.usageID, pins: pins) || CourseView(published).isPinned(block.usageID, pins: pins),
+                    bytes: installed.bytes(of: block.usageID), pinned: view.isPinned(block.usageID, pins: pins),
                     lastUse: record?.lastUse[block.usageID]))
             }
             report.courses.append(CourseStatus(

@@ -62,7 +62,7 @@ extension ClientTarget {
         for id in request.pin + request.unpin + request.selection + (request.after.map { [$0] } ?? []) where !course.knows(id) {
             throw .unknownID(id: id, course: server.courseID)
         }
-        if request.next != nil, request.after == nil { throw .unknownID(id: "(--next needs --after)", course: server.courseID) }
+        if (request.next == nil) != (request.after == nil) { throw .invalidRequest("prefetch needs both the number of blocks and the block to start after") }
 
         var state = known
         let folder = state.courses.first { $0.value.courseID == server.courseID }?.key ?? freeFolderName(for: server.courseID, in: state)
