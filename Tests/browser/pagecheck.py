@@ -14,7 +14,7 @@ import shutil
 import sys
 import time
 from dataclasses import dataclass, field
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 CHROMIUM_CANDIDATES = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"]
 DRIVER_CANDIDATES = ["/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver"]
@@ -147,8 +147,10 @@ def find_executable(candidates, name):
     return shutil.which(name)
 
 
-def start_browser(width=1280, height=900):
-    """Headless Chromium with the network switched off (DevTools offline mode and a dead proxy)."""
+def start_browser(width=1280, height=900, loopback=False):
+    """Headless Chromium with the network switched off (DevTools offline mode and a dead proxy).
+    With `loopback`, addresses on this machine stay reachable (for pages a local server serves)
+    and every other goes to the dead proxy."""
     from selenium import webdriver
 
     browser = find_executable(CHROMIUM_CANDIDATES, "chromium")
@@ -159,7 +161,8 @@ def start_browser(width=1280, height=900):
     options = webdriver.ChromeOptions()
     options.binary_location = browser
     for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                     f"--window-size={width},{height}", "--proxy-server=127.0.0.1:9", "--proxy-bypass-list=<-loopback>",
+                     f"--window-size={width},{height}", "--proxy-server=127.0.0.1:9",
+                     "--proxy-bypass-list=<local>" if loopback else "--proxy-bypass-list=<-loopback>",
                      "--hide-scrollbars", "--force-color-profile=srgb", "--autoplay-policy=user-gesture-required"]:
         options.add_argument(argument)
     options.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
@@ -167,8 +170,9 @@ def start_browser(width=1280, height=900):
     driver.set_page_load_timeout(30)
     driver.set_script_timeout(10)
     driver.execute_cdp_cmd("Network.enable", {})
-    driver.execute_cdp_cmd("Network.emulateNetworkConditions",
-                           {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+    if not loopback:
+        driver.execute_cdp_cmd("Network.emulateNetworkConditions",
+                               {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
     driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": ERROR_HOOK})
     return driver
 
@@ -196,6 +200,9 @@ def network_events(driver):
             requests[params["requestId"]] = params["request"]["url"]
         elif method == "Network.loadingFailed" and not params.get("canceled"):
             failures.append((params["requestId"], params.get("errorText", "")))
+        elif method == "Network.responseReceived" and params.get("response", {}).get("status", 0) >= 400:
+            # Over HTTP a missing or refused file is an answer, not a failed load.
+            failures.append((params["requestId"], f"HTTP {params['response']['status']}"))
     return requests, [(requests.get(rid, "?"), text) for rid, text in failures]
 
 
@@ -209,30 +216,50 @@ def is_listed(url, listed):
     return False
 
 
-def check_page(driver, page, block, target, report):
+def check_page(driver, page, block, target, report, served=None):
+    """`served`: the URL `target` is served at (…/ ending in a slash), to open the page over HTTP
+    instead of file://; its requests and links are then held to the files under `target`."""
     name = os.path.relpath(page, target)
+    url_of_page = served + quote(name) if served else "file://" + page
+
+    def local_path(url):
+        """The file a URL of the page stands for, or None for one elsewhere."""
+        if served:
+            parts, base = urlsplit(url), urlsplit(served)
+            if (parts.scheme, parts.netloc) != (base.scheme, base.netloc):
+                return None
+            # The served origin outside the course folder stands for a path outside `target`,
+            # as file:///static/… does for a page opened from disk.
+            if not parts.path.startswith(base.path):
+                return unquote(parts.path)
+            return os.path.join(target, unquote(parts.path[len(base.path):]))
+        if not served and url.startswith("file:"):
+            return unquote(urlsplit(url).path)
+        return None
+
     listed = block.get("requires_network", [])
     # Start from a blank page with an empty log, so nothing a previous page started late (a
     # framed tool's delayed request) is counted against this one.
     driver.get("about:blank")
     network_events(driver)
     driver.get_log("browser")
-    driver.get("file://" + page)
+    driver.get(url_of_page)
     # Timers and promises started on load; framed tools get longer to start theirs.
     time.sleep(1.0 if driver.execute_script("return document.querySelector('iframe, object, embed') !== null") else 0.05)
     requests, failures = network_events(driver)
 
     for url, error in failures:
-        if not url.startswith("file:"):
+        path = local_path(url)
+        if path is None:
             continue
         # Inside the synced folder a failed load is a packaging bug; outside it (file:///static/…)
         # it is a reference the course itself gets wrong, which the build reports as unresolved.
-        inside = unquote(urlsplit(url).path).startswith(target + "/")
+        inside = os.path.normpath(path).startswith(target + "/")
         kind = "missing-local-file" if inside else "unresolved-course-reference"
         report.findings.append(Finding(kind, name, f"{unquote(url)} ({error})"))
     for url in sorted(set(requests.values())):
         scheme = urlsplit(url).scheme
-        if scheme in ("http", "https", "ws", "wss", "ftp") and not is_listed(url, listed):
+        if scheme in ("http", "https", "ws", "wss", "ftp") and not is_listed(url, listed) and local_path(url) is None:
             report.findings.append(Finding("unlisted-network-request", name, url))
 
     # A page whose manifest entry says a course script needs the LMS page (lms:static/…) is
@@ -266,13 +293,15 @@ def check_page(driver, page, block, target, report):
         if track["cues"] == 0:
             report.findings.append(Finding("track-without-cues", name, f"video {track['video']} track {track['track']}"))
 
-    folder_url = "file://" + os.path.dirname(page) + "/"
+    folder_url = url_of_page.rsplit("/", 1)[0] + "/"
     for link in driver.execute_script(LINKS):
         href = link["href"]
         parts = urlsplit(href)
-        if parts.scheme != "file":
+        path = local_path(href.split("#")[0])
+        if path is None:
             continue
-        path = unquote(parts.path)
+        if served and (path.endswith("/") or os.path.isdir(path)):
+            path = os.path.join(path, "index.html")
         if not os.path.exists(path):
             report.findings.append(Finding("dead-link", name, f"{link['raw']} -> {path}"))
         elif parts.fragment and path == page and href.startswith(folder_url):

@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 from html.parser import HTMLParser
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 import pytest
 
@@ -144,6 +144,41 @@ def test_outline_page_links_every_installed_page_and_its_links_resolve(browser, 
         frame = next((link for link in links if link[0].isdigit() and int(link.split(".")[0]) == int(frame.split(".")[0]) + 1), None)
     order = [os.path.relpath(page, demo_target) for page, _ in pages]
     assert [unquote(link[3:]) for link in walked] == order
+
+
+def test_pages_served_by_coursepack_serve_work_over_loopback(tmp_path_factory):
+    """Every page and the outline, opened from `coursepack serve` with only loopback reachable."""
+    import select
+
+    course = build_and_sync(EXAMPLE, tmp_path_factory, "served")
+    server = subprocess.Popen([coursepack(), "serve", os.path.dirname(course), "--port", "0"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        ready, _, _ = select.select([server.stdout], [], [], 30)
+        assert ready, "coursepack serve printed nothing in 30 s"
+        line = server.stdout.readline()
+        assert "serving" in line, line + server.stderr.read() if server.poll() is not None else line
+        served = line.split()[-1] + quote(os.path.basename(course)) + "/"
+        assert served.startswith("http://127.0.0.1:")
+        driver = pagecheck.start_browser(loopback=True)
+        try:
+            report = pagecheck.Report()
+            pagecheck.check_page(driver, os.path.join(course, "index.html"), {}, course, report, served=served)
+            _, pages = pagecheck.pages_of(course)
+            for page, block in pages:
+                pagecheck.check_page(driver, page, block, course, report, served=served)
+            assert report.pages == len(pages) + 1 >= 5
+            assert report.failures() == [], "\n".join(map(str, report.failures()))
+            # The video's captions load over HTTP too.
+            driver.get(served + "video/lecture_video/index.html")
+            cues = driver.execute_script(
+                "var v = document.querySelector('video'); return Array.prototype.map.call(v.textTracks, function (t) { return t.cues ? t.cues.length : 0; });")
+            assert cues and all(count > 0 for count in cues), cues
+        finally:
+            driver.quit()
+    finally:
+        server.terminate()
+        server.wait(10)
 
 
 def first_page(target, predicate):
