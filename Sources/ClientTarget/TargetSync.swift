@@ -84,6 +84,16 @@ extension ClientTarget {
         try makeFolder(stateFolder)
         let lock = try FileLock(path: stateFolder + "/lock", wait: false)
         defer { withExtendedLifetime(lock) {} }
+        // Read again under the lock: a sync that finished since the first read is not undone.
+        if targetKind == .multiCourse {
+            var fresh = try readState()
+            var current = fresh.courses[folder] ?? record
+            current.source = record.source
+            current.pins = record.pins
+            fresh.courses[folder] = current
+            if let budget = request.budget { fresh.budget = budget }
+            state = fresh
+        }
         if targetKind == .singleCourse {
             let migrated = try migrateSingleCourse(into: State())
             report.migrated = true
@@ -102,6 +112,9 @@ extension ClientTarget {
         }
         let courseFolder = report.courseFolder
         let now = Date().timeIntervalSince1970
+        // The course is recorded before its folder exists: a sync cut short leaves a folder the
+        // next one knows, not a stray it would remove.
+        try saveLastUse(state: state)
         try makeFolder(root + "/" + courseFolder)
 
         // Reconcile every course: strays removed, damaged blocks dropped (and fetched again below
@@ -246,7 +259,8 @@ extension ClientTarget {
         return report
     }
 
-    /// Saves `state`, keeping any later last-use time `markOpened` recorded meanwhile.
+    /// Saves `state`, keeping any later last-use time `markOpened` recorded meanwhile (it takes
+    /// only the short state lock, not the sync's).
     func saveLastUse(state: State) throws(ClientError) {
         try updateState { current throws(ClientError) in
             var merged = state
