@@ -32,7 +32,8 @@ enum NetworkCommand {
     // Listed in `coursepack --help`; `main` hands them to the helper before they are parsed.
     struct Sync: ParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "sync", abstract: "Bring TARGET up to date with a published course: download only new and outdated blocks.")
+            commandName: "sync",
+            abstract: "Bring a course in TARGET up to date with its published folder or URL: download only new and outdated blocks, within the target's storage budget.")
     }
 
     struct Diff: ParsableCommand {
