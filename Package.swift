@@ -78,6 +78,7 @@ let package = Package(
         .testTarget(name: "LinkRewriterTests", dependencies: ["LinkRewriter"]),
         .testTarget(name: "ManifestTests", dependencies: ["Manifest", "TestSupport"]),
         .testTarget(name: "PackagerTests", dependencies: ["Packager", "Manifest", "ZipArchive", "CourseExport", "BlockRenderer", "TestSupport"]),
+        .testTarget(name: "ClientLibraryTests", dependencies: ["ClientTarget", "Manifest"]),
         .testTarget(name: "CLITests", dependencies: ["coursepack", "coursepack-sync", "Manifest", "TestSupport"]),
     ]
 )
