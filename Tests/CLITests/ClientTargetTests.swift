@@ -228,6 +228,29 @@ import TestSupport
         #expect(TestSupport.files(under: other) == ["notes.txt"])
     }
 
+    /// One lock for the whole target: a sync of another course waits for nobody and changes nothing.
+    @Test func aSecondSyncIntoTheTargetIsRefusedWhileOneRuns() throws {
+        let python = try #require(TestSupport.which("python3"))
+        let example = try Self.publish(TestSupport.exampleCourse)
+        let other = try Self.publish(TestSupport.demoCourse)
+        let target = TestSupport.temporaryFolder("client") + "/device"
+        #expect(try TestSupport.coursepack(["sync", example, "--to", target]).status == 0)
+        let before = Self.snapshot(target)
+        // One process holds the target's lock as a running sync does.
+        let marker = TestSupport.temporaryFolder("lock") + "/held"
+        let holder = try ChildProcess(python, ["-c", """
+            import fcntl, sys, time
+            f = open(sys.argv[1], "a"); fcntl.flock(f, fcntl.LOCK_EX); open(sys.argv[2], "w").close(); time.sleep(60)
+            """, target + "/.coursepack-sync/lock", marker])
+        defer { #expect(holder.stop(), "the lock holder outlived its test") }
+        for _ in 0..<200 where !FileManager.default.fileExists(atPath: marker) { usleep(50_000) }
+        #expect(FileManager.default.fileExists(atPath: marker))
+        let refused = try TestSupport.coursepack(["sync", other, "--to", target])
+        #expect(refused.status == 2)
+        #expect(refused.stderr.contains("another sync into this target is running"), "\(refused.stderr)")
+        #expect(Self.differences(before, Self.snapshot(target)) == [])
+    }
+
     /// A folder synced by the single-course client is moved into its course folder, once.
     @Test func aSingleCourseTargetIsMigratedExplicitly() throws {
         let published = try Self.publish(TestSupport.exampleCourse)
