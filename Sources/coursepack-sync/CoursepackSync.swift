@@ -8,7 +8,7 @@ struct CoursepackSync: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "coursepack",
         abstract: "Sync a device folder with a published course, or compare two manifests.",
-        subcommands: [Diff.self, Sync.self])
+        subcommands: [Diff.self, Sync.self, Answers.self])
 
     static func main() async {
         await runAsRoot(Array(CommandLine.arguments.dropFirst()))

@@ -25,8 +25,18 @@ struct Sync: AsyncParsableCommand {
     @Flag(name: .customLong("dry-run"), help: "Print the plan (blocks and bytes to download and delete) and change nothing.")
     var dryRun = false
 
+    @Flag(name: .long, help: "First send the answers given offline to the LMS's problem_check (needs --lms-url; credentials from --lms-token-file, COURSEPACK_LMS_TOKEN or COURSEPACK_LMS_COOKIE).")
+    var submit = false
+
+    @Option(name: .customLong("lms-url"), help: "The LMS answers are sent to, e.g. https://lms.example.org.")
+    var lmsURL: String?
+
+    @Option(name: .customLong("lms-token-file"), help: "File holding an access token (or a line `Cookie: sessionid=…; csrftoken=…`).")
+    var lmsTokenFile: String?
+
     func validate() throws {
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
+        if submit && lmsURL == nil { throw ValidationError("--submit needs --lms-url") }
         try network.validate()
     }
 
@@ -41,6 +51,29 @@ struct Sync: AsyncParsableCommand {
             print("plan: \(plan.downloads.count) blocks to download (\(plan.bytesToDownload) bytes), \(plan.removed.count) to delete (\(plan.bytesToDelete) bytes), \(plan.unchanged.count) unchanged")
             return
         }
+        var answersKept = false
+        if submit, let lmsURL {
+            // Against the server's current manifest, so an answer to a block changed since is held.
+            let server = try await orExitBadInput { try await client.serverManifest() }
+            let credential: LMSCredential?
+            do {
+                credential = try LMSCredential.load(file: lmsTokenFile)
+            } catch {
+                printError("error: \(error)")
+                throw ExitCode(ExitStatus.badInput)
+            }
+            let sender = AnswerSender(lmsURL: lmsURL, courseID: server.courseID, credential: credential, timeout: network.connectTimeout + network.idleTimeout)
+            let outcome: AnswerSender.Summary
+            do {
+                outcome = try await sender.flush(client.outbox, server: server)
+            } catch {
+                printError("error: \(error)")
+                throw ExitCode(ExitStatus.badInput)
+            }
+            print("coursepack: answers: \(outcome.sent) sent, \(outcome.conflicts) held (the block changed), \(outcome.rejected) rejected, \(outcome.kept) kept for later")
+            if outcome.signInRequired { printError("error: \(lmsURL) refused the credentials (401/403): sign in again; the answers are kept") }
+            answersKept = outcome.kept > 0
+        }
         let progress = ProgressLine(enabled: isatty(STDERR_FILENO) == 1)
         let summary = try await orExitBadInput(cleanup: progress.finish) {
             try await client.sync { done, total in progress.update(done, of: total) }
@@ -49,7 +82,7 @@ struct Sync: AsyncParsableCommand {
         for failure in summary.failures { printError("error: \(failure.usageID): \(failure.error)") }
         let megabytes = Double(summary.downloadedBytes) / 1_048_576
         print("coursepack: synced \(target): \(summary.downloadedBlocks) blocks downloaded (\(summary.downloadedBytes) bytes, \(String(format: "%.1f", megabytes)) MB), \(summary.plan.unchanged.count) unchanged, \(summary.removedBlocks) removed, \(summary.failures.count) failed in \(String(format: "%.2f", summary.seconds)) s\(summary.manifestNotModified ? " (manifest not modified)" : "")")
-        if !summary.failures.isEmpty { throw ExitCode(ExitStatus.blocksFailed) }
+        if !summary.failures.isEmpty || answersKept { throw ExitCode(ExitStatus.blocksFailed) }
     }
 }
 

@@ -11,7 +11,7 @@ enum NetworkCommand {
 
     /// Whether `arguments` ask for `sync …`, `diff …` or `help sync`/`help diff`.
     static func isRequested(by arguments: [String]) -> Bool {
-        let names = [Sync.configuration.commandName, Diff.configuration.commandName].compactMap { $0 }
+        let names = [Sync.configuration.commandName, Diff.configuration.commandName, Answers.configuration.commandName].compactMap { $0 }
         guard let first = arguments.first else { return false }
         return names.contains(first) || (first == "help" && arguments.count > 1 && names.contains(arguments[1]))
     }
@@ -30,6 +30,11 @@ enum NetworkCommand {
     struct Sync: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "sync", abstract: "Bring TARGET up to date with a published course: download only new and outdated blocks.")
+    }
+
+    struct Answers: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "answers", abstract: "List the answers given offline in TARGET and their state, or record one (--add).")
     }
 
     struct Diff: ParsableCommand {
