@@ -200,3 +200,26 @@ public struct AnswerSender: Sendable {
         }
     }
 }
+
+extension SyncClient {
+    public enum FlushError: Error, CustomStringConvertible {
+        case server(SyncError)
+        case outbox(OutboxError)
+
+        public var description: String {
+            switch self {
+            case .server(let error): return "\(error)"
+            case .outbox(let error): return "\(error)"
+            }
+        }
+    }
+
+    /// Sends this target's pending answers to the LMS, checked against the server's current
+    /// manifest (fetched first), and returns what happened to them.
+    public func flushOutbox(lmsURL: String, credential: LMSCredential?, timeout: TimeInterval = 30) async throws(FlushError) -> AnswerSender.Summary {
+        let server: CourseManifest
+        do { server = try await serverManifest() } catch { throw .server(error) }
+        let sender = AnswerSender(lmsURL: lmsURL, courseID: server.courseID, credential: credential, timeout: timeout)
+        do { return try await sender.flush(outbox, server: server) } catch { throw .outbox(error) }
+    }
+}

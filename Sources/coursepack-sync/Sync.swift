@@ -53,8 +53,6 @@ struct Sync: AsyncParsableCommand {
         }
         var answersKept = false
         if submit, let lmsURL {
-            // Against the server's current manifest, so an answer to a block changed since is held.
-            let server = try await orExitBadInput { try await client.serverManifest() }
             let credential: LMSCredential?
             do {
                 credential = try LMSCredential.load(file: lmsTokenFile)
@@ -62,10 +60,10 @@ struct Sync: AsyncParsableCommand {
                 printError("error: \(error)")
                 throw ExitCode(ExitStatus.badInput)
             }
-            let sender = AnswerSender(lmsURL: lmsURL, courseID: server.courseID, credential: credential, timeout: network.connectTimeout + network.idleTimeout)
+            // Against the server's current manifest, so an answer to a block changed since is held.
             let outcome: AnswerSender.Summary
             do {
-                outcome = try await sender.flush(client.outbox, server: server)
+                outcome = try await client.flushOutbox(lmsURL: lmsURL, credential: credential, timeout: network.connectTimeout + network.idleTimeout)
             } catch {
                 printError("error: \(error)")
                 throw ExitCode(ExitStatus.badInput)
