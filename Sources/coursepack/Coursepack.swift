@@ -13,7 +13,7 @@ struct Coursepack: AsyncParsableCommand {
             unreadable input (nothing changed).
             """,
         version: Version.current,
-        subcommands: [Build.self, Inspect.self, Verify.self, NetworkCommand.Diff.self, NetworkCommand.Sync.self, Status.self])
+        subcommands: [Build.self, Inspect.self, Verify.self, NetworkCommand.Diff.self, NetworkCommand.Sync.self, NetworkCommand.Publish.self, Status.self])
 
     static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
