@@ -7,6 +7,11 @@ public struct AWSConfiguration: Sendable, Equatable {
     public var credentials: AWSCredentials
     public var region: String
 
+    public init(credentials: AWSCredentials, region: String) {
+        self.credentials = credentials
+        self.region = region
+    }
+
     public enum Failure: Error, Equatable, CustomStringConvertible {
         case noCredentials(profile: String, searched: [String])
         case unreadable(path: String, reason: String)

@@ -60,7 +60,12 @@ final class MotoServer: @unchecked Sendable {
                 print(key["AccessKeyId"], key["SecretAccessKey"])
             else:
                 print("unchecked unchecked")
-            boto3.client("s3", **args).create_bucket(Bucket="courses")
+            s3 = boto3.client("s3", **args)
+            s3.create_bucket(Bucket="courses")
+            if sys.argv[2] != "auth":
+                # A public bucket, as clients download from: anyone may GET its objects.
+                s3.put_bucket_policy(Bucket="courses", Policy=json.dumps({"Version": "2012-10-17", "Statement": [
+                    {"Effect": "Allow", "Principal": "*", "Action": "s3:GetObject", "Resource": "arn:aws:s3:::courses/*"}]}))
             """
         let result = try TestSupport.run(python, ["-c", setup, endpoint, checkingSignatures ? "auth" : "open"])
         try #require(result.status == 0, "moto setup failed (is boto3 installed?): \(result.stderr)")
