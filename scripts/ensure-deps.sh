@@ -44,6 +44,8 @@ if [ "${1:-}" = "--test" ]; then
   python3 -c "import jsonschema" 2>/dev/null || python_missing+=(jsonschema)
   python3 -c "import selenium" 2>/dev/null || python_missing+=(selenium)
   python3 -c "import pytest" 2>/dev/null || python_missing+=(pytest)
+  # The publish tests run a real S3 protocol server on loopback (moto_server, with boto3 to set it up).
+  { command -v moto_server >/dev/null && python3 -c "import moto, boto3" 2>/dev/null; } || python_missing+=("moto[server]")
   if [ ${#python_missing[@]} -gt 0 ]; then
     echo "installing Python packages: ${python_missing[*]}"
     python3 -m pip install -q "${python_missing[@]}"
