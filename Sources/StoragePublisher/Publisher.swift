@@ -119,6 +119,19 @@ public struct Publisher: Sendable {
             let staged = live.contains(file.key) && object != nil ? PublishKeys.staged(file.key, sha256: file.sha256) : nil
             uploads.append((file, staged, object == nil ? "new" : "changed"))
         }
+        // What goes up must be what the manifest describes: checked before anything is written.
+        for upload in uploads {
+            let path = folder + "/" + upload.file.key
+            let digest: String
+            do {
+                digest = try FolderStore.sha256(of: path)
+            } catch {
+                throw .local(path: path, reason: "\(error)")
+            }
+            guard digest == upload.file.sha256 else {
+                throw .local(path: path, reason: "sha256 is \(digest), the manifest says \(upload.file.sha256) (run coursepack verify)")
+            }
+        }
         report.uploads = uploads.map { .init(key: $0.file.key, bytes: $0.file.size, reason: $0.reason, stagedAs: $0.staged) }
         let localManifestData = ManifestFile.encode(local)
         let remoteManifestData = remote.map(ManifestFile.encode)

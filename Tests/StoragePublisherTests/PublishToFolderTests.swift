@@ -45,5 +45,16 @@ struct PublishToFolderTests {
         #expect(result.status == 2)
         #expect(result.stderr.contains("html/welcome_page.zip: missing"), "\(result.stderr)")
         #expect(!FileManager.default.fileExists(atPath: root + "/www/manifest.json"))
+
+        // Same size, other bytes: found by its digest before anything is written.
+        #expect(try TestSupport.coursepack(["build", root + "/course", "--out", root + "/out"]).status == 0)
+        let archive = root + "/out/html/styled_page.zip"
+        var bytes = TestSupport.read(archive)
+        bytes[bytes.count / 2] ^= 0xFF
+        try TestSupport.writeBytes(bytes, to: archive)
+        let damaged = try TestSupport.coursepack(["publish", root + "/out", "--to", root + "/www"])
+        #expect(damaged.status == 2)
+        #expect(damaged.stderr.contains("html/styled_page.zip: sha256 is"), "\(damaged.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: root + "/www"))
     }
 }
