@@ -100,8 +100,8 @@ final class MotoServer: @unchecked Sendable {
     func stop() {
         guard process.isRunning else { return }
         process.terminate()
-        // moto's own SIGTERM handler does not always end its serving threads: then SIGKILL.
-        for _ in 0..<30 where process.isRunning { usleep(100_000) }
+        // moto_server ignores SIGTERM and SIGINT while it serves: SIGKILL after a moment.
+        for _ in 0..<10 where process.isRunning { usleep(100_000) }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
     }
