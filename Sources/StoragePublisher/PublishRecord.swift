@@ -2,9 +2,9 @@ import Foundation
 
 /// `.coursepack-publish.json`, beside the manifest: what a later publish must still delete.
 /// `removed` maps each archive no published manifest names any more to the time the manifest
-/// that stopped naming it went in (the grace period runs from there); `pending` lists archives
-/// uploaded for a manifest that is not in place yet, so a publish killed before its manifest
-/// leaves nothing that no later publish would clean up.
+/// that stopped naming it went in (the grace period runs from there); `pending` lists what a
+/// manifest not in place yet names and the live one does not (uploaded for it, or already
+/// there), so a publish killed before its manifest leaves nothing no later publish cleans up.
 public struct PublishRecord: Codable, Sendable, Equatable {
     public static let key = ".coursepack-publish.json"
 

@@ -142,7 +142,10 @@ public struct Publisher: Sendable {
         for key in live.subtracting(named) { next.removed[key] = stamp }
         let orphans = Set(next.pending).subtracting(named).subtracting(live)
         for key in orphans where next.removed[key] == nil { next.removed[key] = stamp }
-        next.pending = Array(Set(uploads.compactMap { $0.staged } + uploads.map(\.file.key).filter { !live.contains($0) })).sorted()
+        // Everything the new manifest names that the live one does not, uploaded now or already
+        // there (even an archive taken back from `removed`): if this publish dies before its
+        // manifest, the next one finds them here and schedules their deletion.
+        next.pending = Array(named.subtracting(live).union(uploads.compactMap { $0.staged })).sorted()
 
         if options.dryRun {
             let now = options.now()
@@ -317,6 +320,9 @@ public struct Publisher: Sendable {
     }
 
     static func timestamp(_ date: Date) -> String {
+        // Whole milliseconds, rounded down: the formatter rounds to the nearest, which could
+        // record a time later than the moment itself and postpone a due deletion.
+        let date = Date(timeIntervalSince1970: (date.timeIntervalSince1970 * 1000).rounded(.down) / 1000)
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return formatter.string(from: date)
