@@ -118,7 +118,9 @@ struct PublishToS3Tests {
         let local = try #require(try ManifestFile.read(out + "/manifest.json"))
         let expected = Set(Self.archives(of: local).map(\.key))
 
-        let first = try Self.coursepack(Self.publishArguments(out, moto, ["--report", out + ".report.json"]), environment: Self.credentials(moto))
+        // One upload at a time here: moto's recorder appends each request to its log from the
+        // request's own thread, and concurrent large entries can interleave and be lost.
+        let first = try Self.coursepack(Self.publishArguments(out, moto, ["--jobs", "1", "--report", out + ".report.json"]), environment: Self.credentials(moto))
         #expect(first.status == 0, "\(first.stderr)")
         let firstWrites = moto.writes()
         let prefix = "PUT /\(moto.bucket)/c101/"
@@ -141,7 +143,7 @@ struct PublishToS3Tests {
 
         // Nothing changed: nothing is written.
         moto.clearLog()
-        let again = try Self.coursepack(Self.publishArguments(out, moto), environment: Self.credentials(moto))
+        let again = try Self.coursepack(Self.publishArguments(out, moto, ["--jobs", "1"]), environment: Self.credentials(moto))
         #expect(again.status == 0, "\(again.stderr)")
         #expect(moto.writes().isEmpty, "\(moto.writes())")
 
@@ -150,7 +152,7 @@ struct PublishToS3Tests {
         try TestSupport.writeBytes(TestSupport.read(page) + Array("<p>One more paragraph.</p>\n".utf8), to: page)
         try Self.build(course, into: out)
         moto.clearLog()
-        let edited = try Self.coursepack(Self.publishArguments(out, moto), environment: Self.credentials(moto))
+        let edited = try Self.coursepack(Self.publishArguments(out, moto, ["--jobs", "1"]), environment: Self.credentials(moto))
         #expect(edited.status == 0, "\(edited.stderr)")
         let log = moto.requests()
         print("request log of the one-edit republish:\n" + log.joined(separator: "\n"))
