@@ -47,6 +47,10 @@ public struct FolderStore: ObjectStore {
         }
     }
 
+    public func copy(_ source: String, to key: String, metadata: ObjectMetadata) async throws(StoreError) {
+        try await put(key, file: root + "/" + source, metadata: metadata)
+    }
+
     public func delete(_ key: String) async throws(StoreError) {
         let path = root + "/" + key
         guard unlink(path) == 0 || errno == ENOENT else { throw .file(path: path, reason: "cannot be deleted: \(String(cString: strerror(errno)))") }

@@ -12,6 +12,8 @@ public protocol ObjectStore: Sendable {
     /// Puts the file at `path` (streamed from disk) at `key`.
     func put(_ key: String, file path: String, metadata: ObjectMetadata) async throws(StoreError)
     func put(_ key: String, data: Data, metadata: ObjectMetadata) async throws(StoreError)
+    /// Puts a copy of the object at `source` at `key`, on the target's side (no upload).
+    func copy(_ source: String, to key: String, metadata: ObjectMetadata) async throws(StoreError)
     /// Removes `key`; removing what is not there is no error.
     func delete(_ key: String) async throws(StoreError)
 }

@@ -182,8 +182,13 @@ public struct Publisher: Sendable {
                 let interim = Self.pointing(local, staged: Dictionary(uniqueKeysWithValues: staged.map { ($0.file.key, $0.staged ?? $0.file.key) }))
                 try await putManifest(ManifestFile.encode(interim), report: &report)
                 report.writes += try await forEach(staged) { upload throws(StoreError) in
-                    try await store.put(upload.file.key, file: folder + "/" + upload.file.key, metadata: archiveMetadata(upload.file))
-                    return "PUT \(upload.file.key)"
+                    guard let source = upload.staged, upload.file.size <= S3Store.largestCopy else {
+                        try await store.put(upload.file.key, file: folder + "/" + upload.file.key, metadata: archiveMetadata(upload.file))
+                        return "PUT \(upload.file.key)"
+                    }
+                    // The bytes are there already: the target copies them, nothing goes up twice.
+                    try await store.copy(source, to: upload.file.key, metadata: archiveMetadata(upload.file))
+                    return "COPY \(source) \(upload.file.key)"
                 }
             }
             // 3. The manifest, last.
@@ -191,7 +196,7 @@ public struct Publisher: Sendable {
                 try await putManifest(localManifestData, report: &report)
                 changed = true
             }
-            report.bytesUploaded = uploads.reduce(0) { $0 + $1.file.size * ($1.staged == nil ? 1 : 2) }
+            report.bytesUploaded = uploads.reduce(0) { $0 + $1.file.size + ($1.staged != nil && $1.file.size > S3Store.largestCopy ? $1.file.size : 0) }
 
             // 4. The grace period of what that manifest stopped naming starts now.
             var after = next

@@ -87,6 +87,23 @@ public struct S3Store: ObjectStore {
         _ = try await send("PUT", key: key, headers: Self.objectHeaders(metadata), body: .data(data), payloadHash: metadata.sha256, operation: "PUT \(key)")
     }
 
+    /// CopyObject, with the metadata given again (REPLACE) so the copy carries it whatever the source has.
+    /// S3 copies up to 5 GiB in one request; larger objects are uploaded again from `file`.
+    public func copy(_ source: String, to key: String, metadata: ObjectMetadata) async throws(StoreError) {
+        let sourceKey = configuration.prefix.isEmpty ? source : configuration.prefix + "/" + source
+        let headers = Self.objectHeaders(metadata) + [
+            ("x-amz-copy-source", "/" + configuration.bucket + "/" + SigV4Signer.percentEncode(sourceKey, keepingSlash: true)),
+            ("x-amz-metadata-directive", "REPLACE"),
+        ]
+        let answer = try await send("PUT", key: key, headers: headers, operation: "copy \(source) to \(key)")
+        // S3 may answer 200 and still report the failure in the body.
+        if let code = Self.xmlValue("Code", in: answer.body) {
+            throw .http(location: location, operation: "copy \(source) to \(key)", status: answer.status, code: code, message: Self.xmlValue("Message", in: answer.body) ?? "")
+        }
+    }
+
+    public static let largestCopy: UInt64 = 5 << 30
+
     public func delete(_ key: String) async throws(StoreError) {
         _ = try await send("DELETE", key: key, operation: "DELETE \(key)", acceptNotFound: true)
     }

@@ -41,6 +41,10 @@ struct InterruptedPublishTests {
             try allow()
             try await inner.put(key, data: data, metadata: metadata)
         }
+        func copy(_ source: String, to key: String, metadata: ObjectMetadata) async throws(StoreError) {
+            try allow()
+            try await inner.copy(source, to: key, metadata: metadata)
+        }
         func delete(_ key: String) async throws(StoreError) {
             try allow()
             try await inner.delete(key)

@@ -76,14 +76,17 @@ final class MotoServer: @unchecked Sendable {
         clearLog()
     }
 
-    /// `METHOD /bucket/key?query` of every request since the last `clearLog`, in arrival order.
+    /// `METHOD /bucket/key?query` of every request since the last `clearLog`, in arrival order;
+    /// a server-side copy is `PUT /bucket/key <- /bucket/source`.
     func requests() -> [String] {
         usleep(100_000)
         return String(decoding: TestSupport.read(recording), as: UTF8.self).split(separator: "\n").compactMap { line in
             guard let entry = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
                 let method = entry["method"] as? String, let url = (entry["url"] as? String).flatMap(URLComponents.init(string:))
             else { return nil }
-            return "\(method) \(url.percentEncodedPath)\(url.percentEncodedQuery.map { "?" + $0 } ?? "")"
+            let headers = entry["headers"] as? [String: String] ?? [:]
+            let copySource = headers.first { $0.key.lowercased() == "x-amz-copy-source" }?.value
+            return "\(method) \(url.percentEncodedPath)\(url.percentEncodedQuery.map { "?" + $0 } ?? "")" + (copySource.map { " <- " + $0 } ?? "")
         }
     }
 

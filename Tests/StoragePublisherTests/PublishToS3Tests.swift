@@ -159,14 +159,15 @@ struct PublishToS3Tests {
         let writes = moto.writes().filter { !$0.contains(PublishRecord.key) }
         let newLocal = try #require(try ManifestFile.read(out + "/manifest.json"))
         let sha = try #require(newLocal.blocks.first { $0.archive == "html/welcome_page.zip" }?.sha256)
-        // One archive: first beside the live one, named by an interim manifest, then under its
-        // own name, then the final manifest.
+        // One archive uploaded, beside the live one; an interim manifest naming it; the server
+        // copies it to its own name; then the final manifest.
         #expect(writes == [
             "PUT /\(moto.bucket)/c101/html/.welcome_page.zip.staged-\(sha.prefix(16))",
             "PUT /\(moto.bucket)/c101/manifest.json",
-            "PUT /\(moto.bucket)/c101/html/welcome_page.zip",
+            "PUT /\(moto.bucket)/c101/html/welcome_page.zip <- /\(moto.bucket)/c101/html/.welcome_page.zip.staged-\(sha.prefix(16))",
             "PUT /\(moto.bucket)/c101/manifest.json",
         ])
+        #expect(try await store.head("html/welcome_page.zip") == StoredObject(size: try #require(newLocal.blocks.first { $0.archive == "html/welcome_page.zip" }?.size), sha256: sha))
         #expect(try await Self.remoteProblems(store).isEmpty)
         let remote = try ManifestFile.decode(try #require(try await store.get("manifest.json")), path: "remote")
         #expect(remote == newLocal)
