@@ -81,4 +81,9 @@ if [ "${1:-}" = "--test" ]; then
       python3 -m pip install -q "$package" 2>/dev/null || python3 -m pip install -q --break-system-packages "$package"
     fi
   done
+  # The publish tests run a real S3 protocol server on loopback (moto_server, with boto3 to set it up).
+  if ! { command -v moto_server >/dev/null && python3 -c "import moto, boto3" 2>/dev/null; }; then
+    echo "installing the Python moto[server] package (the publish tests use it)"
+    python3 -m pip install -q "moto[server]" 2>/dev/null || python3 -m pip install -q --break-system-packages "moto[server]"
+  fi
 fi

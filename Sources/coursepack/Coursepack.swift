@@ -13,7 +13,10 @@ struct Coursepack: AsyncParsableCommand {
             unreadable input (nothing changed).
             """,
         version: Version.current,
-        subcommands: [Build.self, Inspect.self, Verify.self, NetworkCommand.Diff.self, NetworkCommand.Sync.self, NetworkCommand.Answers.self, Status.self])
+        subcommands: [
+            Build.self, Inspect.self, Verify.self, NetworkCommand.Diff.self, NetworkCommand.Sync.self, NetworkCommand.Publish.self,
+            NetworkCommand.Answers.self, Status.self,
+        ])
 
     static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())

@@ -2,16 +2,17 @@ import ArgumentParser
 import CommandLineSupport
 import Foundation
 
-/// `sync` and `diff` (which may fetch manifests over HTTP) run in `coursepack-sync`, installed
+/// `sync`, `diff` and `publish` (which talk HTTP) run in `coursepack-sync`, installed
 /// beside `coursepack`. Only that program links the HTTP stack (FoundationNetworking, libcurl
 /// and the dozens of libraries it loads), so `build`, `verify`, `inspect` and `status` start
 /// in a third of the time and run where libcurl is not installed.
 enum NetworkCommand {
     static let helperName = "coursepack-sync"
 
-    /// Whether `arguments` ask for `sync …`, `diff …` or `help sync`/`help diff`.
+    /// Whether `arguments` ask for `sync …`, `diff …`, `publish …` or `help` for one of them.
     static func isRequested(by arguments: [String]) -> Bool {
-        let names = [Sync.configuration.commandName, Diff.configuration.commandName, Answers.configuration.commandName].compactMap { $0 }
+        let names = [Sync.configuration.commandName, Diff.configuration.commandName, Publish.configuration.commandName, Answers.configuration.commandName]
+            .compactMap { $0 }
         guard let first = arguments.first else { return false }
         return names.contains(first) || (first == "help" && arguments.count > 1 && names.contains(arguments[1]))
     }
@@ -41,5 +42,11 @@ enum NetworkCommand {
         static let configuration = CommandConfiguration(
             commandName: "diff",
             abstract: "Compare two manifests (files, published folders or URLs): added, changed, removed blocks and bytes to download.")
+    }
+
+    struct Publish: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "publish",
+            abstract: "Publish a built folder to S3-compatible storage or a web root: archives first, manifest last, removed archives after a grace period.")
     }
 }
