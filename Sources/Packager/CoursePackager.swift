@@ -74,6 +74,13 @@ public struct CoursePackager: Sendable {
         if let unsafe = previousArchives.sorted().first(where: { !ArchivePaths.isSafe($0) }) {
             throw .output(path: manifestPath, reason: "names \"\(unsafe)\" as an archive, which is not of the form <type>/<name>.zip; refusing to touch what it names")
         }
+        // A type folder that is a link would put archives (and their deletion) outside DIR.
+        for name in ((try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []).sorted() {
+            var info = stat()
+            if lstat(out + "/" + name, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK {
+                throw .output(path: out + "/" + name, reason: "is a symbolic link; everything a build writes stays inside the output folder, so it must be a real folder or file")
+            }
+        }
         let state = try prepareStateFolder()
         // From here the output may change; the state describes it again only once it is final.
         BuildState.remove(from: state)

@@ -40,4 +40,17 @@ import TestSupport
         #expect(TestSupport.files(under: out) == before, "not even a leftover is removed before the refusal")
         #expect(TestSupport.files(under: out + ".coursepack-state") == state)
     }
+
+    @Test func aTypeFolderThatIsALinkIsRefused() throws {
+        let root = TestSupport.temporaryFolder("previous")
+        let out = root + "/out"
+        #expect(try TestSupport.coursepack(["build", TestSupport.exampleCourse, "--out", out, "-q"]).status == 0)
+        let outside = root + "/elsewhere"
+        try FileManager.default.moveItem(atPath: out + "/html", toPath: outside)
+        try FileManager.default.createSymbolicLink(atPath: out + "/html", withDestinationPath: outside)
+        let before = TestSupport.files(under: outside)
+        let result = try TestSupport.coursepack(["build", TestSupport.exampleCourse, "--out", out])
+        #expect(result.status == 2 && result.stderr.contains("is a symbolic link"), "\(result.stderr)")
+        #expect(TestSupport.files(under: outside) == before)
+    }
 }
