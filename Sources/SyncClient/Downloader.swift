@@ -15,7 +15,7 @@ struct Downloader: Sendable {
     /// bytes transferred in this call.
     func fetch(_ location: String, to destination: String, expectedSize: UInt64) async throws(SyncError) -> UInt64 {
         guard location.hasPrefix("http://") || location.hasPrefix("https://"), let url = URL(string: location) else {
-            return try copyLocal(location, to: destination)
+            return try copyLocal(location, to: destination, expectedSize: expectedSize)
         }
         var lastError = SyncError.unreachable(source: location, reason: "no attempt made")
         for attempt in 0..<attempts {
@@ -51,14 +51,35 @@ struct Downloader: Sendable {
         throw lastError
     }
 
-    private func copyLocal(_ path: String, to destination: String) throws(SyncError) -> UInt64 {
+    /// A folder source's archive: a regular file only (a link, FIFO, device or folder is refused
+    /// without being opened for reading), copied at most one byte past the manifest's size, so a
+    /// source cannot hang a sync or fill the disk.
+    private func copyLocal(_ path: String, to destination: String, expectedSize: UInt64) throws(SyncError) -> UInt64 {
         unlink(destination)
-        do {
-            try FileManager.default.copyItem(atPath: path, toPath: destination)
-        } catch {
-            throw .unreachable(source: path, reason: "cannot be copied")
+        let input = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard input >= 0 else { throw .unreachable(source: path, reason: "cannot be opened: \(String(cString: strerror(errno)))") }
+        defer { close(input) }
+        var info = stat()
+        guard fstat(input, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            throw .unreachable(source: path, reason: "is not a regular file")
         }
-        return Self.size(of: destination)
+        let output = open(destination, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard output >= 0 else { throw .local(path: destination, reason: String(cString: strerror(errno))) }
+        defer { close(output) }
+        var copied: UInt64 = 0
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        let limit = expectedSize + 1
+        while copied < limit {
+            let want = Int(min(UInt64(buffer.count), limit - copied))
+            let got = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, want) }
+            if got < 0 && errno == EINTR { continue }
+            guard got >= 0 else { throw .unreachable(source: path, reason: "cannot be read: \(String(cString: strerror(errno)))") }
+            if got == 0 { break }
+            let put = buffer.withUnsafeBytes { write(output, $0.baseAddress, got) }
+            guard put == got else { throw .local(path: destination, reason: "cannot be written: \(String(cString: strerror(errno)))") }
+            copied += UInt64(got)
+        }
+        return copied
     }
 
     static func size(of path: String) -> UInt64 {
