@@ -92,9 +92,13 @@ struct NetworkFlags: ParsableArguments {
     @Option(name: .customLong("idle-timeout"), help: "Seconds a transfer may go without receiving data before it is retried or fails.")
     var idleTimeout: Double = NetworkTimeouts().idle
 
-    var timeouts: NetworkTimeouts { NetworkTimeouts(connect: connectTimeout, idle: idleTimeout) }
+    @Option(name: .customLong("min-speed"), help: "Bytes a second a download must average; a transfer slower than that (after --connect-timeout and one --idle-timeout) is cut and retried.")
+    var minimumSpeed: Double = NetworkTimeouts().minimumBytesPerSecond
+
+    var timeouts: NetworkTimeouts { NetworkTimeouts(connect: connectTimeout, idle: idleTimeout, minimumBytesPerSecond: minimumSpeed) }
 
     func validate() throws {
         guard connectTimeout > 0, idleTimeout > 0 else { throw ValidationError("--connect-timeout and --idle-timeout must be more than 0 seconds") }
+        guard minimumSpeed > 0 else { throw ValidationError("--min-speed must be more than 0 bytes a second") }
     }
 }

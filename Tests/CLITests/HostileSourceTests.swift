@@ -34,4 +34,37 @@ import TestSupport
             #expect(lstat(folder + "/" + name, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG && info.st_size < 1 << 20, "\(name)")
         }
     }
+
+    /// A server sending more than the manifest promises is cut off at that size.
+    @Test func anEndlessBodyIsCutAtTheManifestSize() throws {
+        let published = TestSupport.temporaryFolder("source") + "/published"
+        #expect(try TestSupport.coursepack(["build", TestSupport.exampleCourse, "--out", published, "-q"]).status == 0)
+        let (url, log, process) = try startFaultServer(serving: published, faults: #"{"/html/welcome_page.zip": {"endless": 300000000}}"#)
+        defer { #expect(process.stop(), "the fault server outlived its test") }
+        let target = TestSupport.temporaryFolder("source") + "/device"
+        let result = try TestSupport.coursepack(["sync", url, "--to", target])
+        #expect(result.status == 1 && result.stderr.contains("more than the"), "\(result.stderr)")
+        let sent = String(decoding: TestSupport.read(log), as: UTF8.self).split(separator: "\n").filter { $0.hasPrefix("SENT ") }
+            .compactMap { Int($0.split(separator: " ").last ?? "") }
+        #expect(!sent.isEmpty && sent.allSatisfy { $0 < 64 << 20 }, "the server could push \(sent) bytes")
+        #expect(FileManager.default.fileExists(atPath: target + "/html/styled_page/index.html"))
+    }
+
+    /// One byte a second never trips the idle timeout, but the transfer has a deadline.
+    @Test func aTricklingServerCannotHoldASync() throws {
+        let published = TestSupport.temporaryFolder("source") + "/published"
+        #expect(try TestSupport.coursepack(["build", TestSupport.exampleCourse, "--out", published, "-q"]).status == 0)
+        let (url, _, process) = try startFaultServer(serving: published, faults: #"{"/html/welcome_page.zip": {"trickle": 0.5}}"#)
+        defer { #expect(process.stop(), "the fault server outlived its test") }
+        let target = TestSupport.temporaryFolder("source") + "/device"
+        let started = Date()
+        let result = try TestSupport.coursepack([
+            "sync", url, "--to", target, "--connect-timeout", "1", "--idle-timeout", "2", "--min-speed", "100000",
+        ])
+        let seconds = Date().timeIntervalSince(started)
+        #expect(result.status == 1 && result.stderr.contains("slower than --min-speed"), "\(result.stderr)")
+        // Four attempts of about 3 s each, where the idle timeout alone would allow the ~20 minutes
+        // the archive takes at this pace.
+        #expect(seconds < 40, "\(seconds) s")
+    }
 }
