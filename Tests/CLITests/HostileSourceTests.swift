@@ -5,10 +5,16 @@ import TestSupport
 /// A folder source is as untrusted as a server: its archives are read only as regular files and
 /// only as far as the manifest's size.
 @Suite struct HostileSourceTests {
-    @Test(arguments: ["link to /dev/zero", "fifo", "folder", "endless"])
-    func anArchiveThatIsNotAPlainFileFailsItsBlockWithoutHanging(kind: String) throws {
+    /// The example course published into a fresh folder.
+    func publishedExample() throws -> String {
         let published = TestSupport.temporaryFolder("source") + "/published"
         #expect(try TestSupport.coursepack(["build", TestSupport.exampleCourse, "--out", published, "-q"]).status == 0)
+        return published
+    }
+
+    @Test(arguments: ["link to /dev/zero", "fifo", "folder", "endless"])
+    func anArchiveThatIsNotAPlainFileFailsItsBlockWithoutHanging(kind: String) throws {
+        let published = try publishedExample()
         let archive = published + "/html/welcome_page.zip"
         unlink(archive)
         switch kind {
@@ -37,8 +43,7 @@ import TestSupport
 
     /// A server sending more than the manifest promises is cut off at that size.
     @Test func anEndlessBodyIsCutAtTheManifestSize() throws {
-        let published = TestSupport.temporaryFolder("source") + "/published"
-        #expect(try TestSupport.coursepack(["build", TestSupport.exampleCourse, "--out", published, "-q"]).status == 0)
+        let published = try publishedExample()
         let (url, log, process) = try startFaultServer(serving: published, faults: #"{"/html/welcome_page.zip": {"endless": 300000000}}"#)
         defer { #expect(process.stop(), "the fault server outlived its test") }
         let target = TestSupport.temporaryFolder("source") + "/device"
@@ -52,8 +57,7 @@ import TestSupport
 
     /// One byte a second never trips the idle timeout, but the transfer has a deadline.
     @Test func aTricklingServerCannotHoldASync() throws {
-        let published = TestSupport.temporaryFolder("source") + "/published"
-        #expect(try TestSupport.coursepack(["build", TestSupport.exampleCourse, "--out", published, "-q"]).status == 0)
+        let published = try publishedExample()
         let (url, _, process) = try startFaultServer(serving: published, faults: #"{"/html/welcome_page.zip": {"trickle": 0.5}}"#)
         defer { #expect(process.stop(), "the fault server outlived its test") }
         let target = TestSupport.temporaryFolder("source") + "/device"
