@@ -13,6 +13,8 @@ let package = Package(
         .library(name: "SyncClient", targets: ["SyncClient"]),
         .library(name: "CourseExport", targets: ["CourseExport"]),
         .library(name: "LinkRewriter", targets: ["LinkRewriter"]),
+        .library(name: "AWSSigV4", targets: ["AWSSigV4"]),
+        .library(name: "StoragePublisher", targets: ["StoragePublisher"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -52,10 +54,16 @@ let package = Package(
         .target(
             name: "CourseServer",
             dependencies: [
-                "ClientTarget", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
+                "ClientTarget", "SyncClient", .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(name: "ClientTarget", dependencies: ["SyncClient", "Manifest", "ZipArchive"]),
+        .target(name: "AWSSigV4", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
+        .target(
+            name: "StoragePublisher",
+            dependencies: ["AWSSigV4", "Manifest", .product(name: "Crypto", package: "swift-crypto")]
+        ),
         .target(name: "CommandLineSupport", dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .executableTarget(
             name: "coursepack",
@@ -67,7 +75,7 @@ let package = Package(
         .executableTarget(
             name: "coursepack-sync",
             dependencies: [
-                "SyncClient", "ClientTarget", "CourseServer", "Manifest", "CommandLineSupport",
+                "SyncClient", "ClientTarget", "CourseServer", "Manifest", "CommandLineSupport", "StoragePublisher",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -79,6 +87,8 @@ let package = Package(
         .testTarget(name: "ManifestTests", dependencies: ["Manifest", "TestSupport"]),
         .testTarget(name: "PackagerTests", dependencies: ["Packager", "Manifest", "ZipArchive", "CourseExport", "BlockRenderer", "TestSupport"]),
         .testTarget(name: "ClientLibraryTests", dependencies: ["ClientTarget", "Manifest"]),
+        .testTarget(name: "AWSSigV4Tests", dependencies: ["AWSSigV4"]),
+        .testTarget(name: "StoragePublisherTests", dependencies: ["StoragePublisher", "AWSSigV4", "Manifest", "coursepack", "coursepack-sync", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["coursepack", "coursepack-sync", "Manifest", "TestSupport"]),
     ]
 )

@@ -72,7 +72,9 @@ fi
 # Python packages the tests use, as: module  pip-name
 if [ "${1:-}" = "--test" ]; then
   # selenium drives Chromium; pytest runs the browser tests.
-  for pair in "jsonschema jsonschema" "selenium selenium" "pytest pytest"; do
+  # The Open edX plugin's tests (Django, Celery, openedx-events); PyYAML reads the CI recipes.
+  for pair in "jsonschema jsonschema" "selenium selenium" "pytest pytest" "yaml PyYAML" "django Django" \
+      "celery celery" "openedx_events openedx-events" "pytest_django pytest-django"; do
     module=${pair%% *}
     package=${pair#* }
     if ! python3 -c "import $module" 2>/dev/null; then
@@ -82,4 +84,14 @@ if [ "${1:-}" = "--test" ]; then
       python3 -m pip install -q "$package" 2>/dev/null || python3 -m pip install -q --break-system-packages "$package"
     fi
   done
+  # The plugin itself, installed so its cms.djangoapp entry point is registered as in Studio.
+  if ! python3 -c "from importlib.metadata import entry_points; assert any(e.name == 'coursepack' for e in entry_points(group='cms.djangoapp'))" 2>/dev/null; then
+    echo "installing the Open edX plugin from integrations/openedx (its tests need it registered)"
+    python3 -m pip install -q -e "$(dirname "$0")/../integrations/openedx" 2>/dev/null || python3 -m pip install -q --break-system-packages -e "$(dirname "$0")/../integrations/openedx"
+  fi
+  # The publish tests run a real S3 protocol server on loopback (moto_server, with boto3 to set it up).
+  if ! { command -v moto_server >/dev/null && python3 -c "import moto, boto3" 2>/dev/null; }; then
+    echo "installing the Python moto[server] package (the publish tests use it)"
+    python3 -m pip install -q "moto[server]" 2>/dev/null || python3 -m pip install -q --break-system-packages "moto[server]"
+  fi
 fi

@@ -18,24 +18,73 @@ copy_seeds() {
   for f in "$@"; do cp "$f" "$corpus/$(printf '%s' "$f" | md5sum | cut -c1-16)"; done
 }
 
+# Seeds are (re)written on every run, so a corpus kept from an earlier run gets new seeds too;
+# each hostile seed is a case that once crashed or ran unbounded (issue 17).
 seed() {
   local target=$1 corpus=$work/corpus/$1
-  [ -d "$corpus" ] && return
   mkdir -p "$corpus"
   case $target in
-    FuzzOLX) copy_seeds "$corpus" $(find "$demo" examples -name '*.xml' | sort | sed -n '1,300p') ;;
+    FuzzOLX)
+      copy_seeds "$corpus" $(find "$demo" examples -name '*.xml' | sort | sed -n '1,300p')
+      python3 - "$corpus" <<'PY'
+import sys
+out = sys.argv[1]
+seeds = {
+    "doctype-quoted": '<!DOCTYPE html [ <!ENTITY e "]>"> <!-- ]> it\'s --> ]>\n<html a="1">x</html>',
+    "many-attributes": "<html" + "".join(f' a{i}="{i}"' for i in range(15000)) + "/>",
+    "nfc-nfd-attributes": '<a caf\u00e9="1" cafe\u0301="2"/>',
+    "duplicate-attribute": '<a x="1" x="2"/>',
+}
+for name, text in seeds.items():
+    open(f"{out}/issue17-{name}.xml", "w", encoding="utf-8").write(text)
+PY
+      ;;
     FuzzLinks) copy_seeds "$corpus" $(find "$demo/html" examples "$demo/static" -name '*.html' -o -name '*.css' | sort | sed -n '1,300p') ;;
     FuzzTarGz)
       tar czf "$corpus/example.tar.gz" -C examples coursepack-101
-      for d in chapter sequential vertical; do tar czf "$corpus/$d.tar.gz" -C "$demo/.." "course/course.xml" "course/$d"; done ;;
+      for d in chapter sequential vertical; do tar czf "$corpus/$d.tar.gz" -C "$demo/.." "course/course.xml" "course/$d"; done
+      python3 - "$corpus" <<'PY'
+import gzip, sys
+out = sys.argv[1]
+def header(name, typeflag, size_field):
+    h = bytearray(512)
+    h[0:len(name)] = name.encode()
+    h[100:108] = b"0000644\0"; h[108:116] = b"0000000\0"; h[116:124] = b"0000000\0"
+    h[124:136] = size_field
+    h[136:148] = b"00000000000\0"
+    h[156] = ord(typeflag)
+    h[257:263] = b"ustar\0"; h[263:265] = b"00"
+    h[148:156] = b" " * 8
+    h[148:156] = b"%06o\0 " % sum(h)
+    return bytes(h)
+course = b'<course url_name="r" org="O" course="N"/>'
+first = header("course/course.xml", "0", b"%011o\0" % len(course)) + course + bytes(-len(course) % 512)
+for kind in "5gK0x":
+    huge = header("course/x", kind, b"\x80" + (2**64 - 1).to_bytes(11, "big"))
+    with gzip.GzipFile(f"{out}/issue17-huge-{kind}.tar.gz", "wb", mtime=0) as f:
+        f.write(first + huge + bytes(1024))
+PY
+      ;;
     FuzzZip)
       python3 - "$corpus" <<'PY'
-import sys, zipfile, io
+import struct, sys, zipfile, zlib
 out = sys.argv[1]
 for i, (method, names) in enumerate([(zipfile.ZIP_STORED, ["a.txt"]), (zipfile.ZIP_DEFLATED, ["index.html", "static/x.css"]), (zipfile.ZIP_DEFLATED, ["d/", "d/e.txt"])]):
     with zipfile.ZipFile(f"{out}/seed{i}.zip", "w", method) as z:
         for n in names:
             z.writestr(n, "" if n.endswith("/") else ("hello " * 50))
+eocd64 = struct.pack("<IHHHHIIH", 0x06054b50, 0, 0, 0xFFFF, 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0)
+open(f"{out}/issue17-zip64-locator.zip", "wb").write(bytes(100) + struct.pack("<IIQI", 0x07064b50, 0, 2**64 - 16, 1) + eocd64)
+# A normal entry, then one whose ZIP64 sizes are 2^64 - 1.
+body = struct.pack("<IHHHHHIIIHH", 0x04034b50, 20, 0x800, 0, 0, 33, zlib.crc32(b"hello"), 5, 5, 5, 0) + b"a.txt" + b"hello"
+cd = struct.pack("<IHHHHHHIIIHHHHHII", 0x02014b50, 0x031E, 20, 0x800, 0, 0, 33, zlib.crc32(b"hello"), 5, 5, 5, 0, 0, 0, 0, 0o100644 << 16, 0) + b"a.txt"
+extra = struct.pack("<HHQQ", 1, 16, 2**64 - 1, 2**64 - 1)
+cd += struct.pack("<IHHHHHHIIIHHHHHII", 0x02014b50, 0x031E, 45, 0x800, 0, 0, 33, 0, 0xFFFFFFFF, 0xFFFFFFFF, 5, len(extra), 0, 0, 0, 0o100644 << 16, 0) + b"b.txt" + extra
+open(f"{out}/issue17-zip64-sizes.zip", "wb").write(body + cd + struct.pack("<IHHHHIIH", 0x06054b50, 0, 0, 2, 2, len(cd), len(body), 0))
+# Many small entries of zeros: a bomb only as a whole.
+with zipfile.ZipFile(f"{out}/issue17-small-bombs.zip", "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
+    for i in range(64):
+        z.writestr(f"z{i}.bin", bytes(64 << 10))
 PY
       ;;
   esac

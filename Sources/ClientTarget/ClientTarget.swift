@@ -223,3 +223,49 @@ extension ClientTarget {
         }
     }
 }
+
+extension ClientTarget {
+    /// The course folders of this target with their local manifests: the target itself when it
+    /// holds one course at its top (a course folder, or a folder synced before targets held
+    /// several courses), each course of the target otherwise.
+    public func courseRoots() throws(ClientError) -> [(root: String, manifest: CourseManifest)] {
+        var roots: [String]
+        switch try kind() {
+        case .new: throw .notATarget(path: root, reason: "nothing has been synced here")
+        case .singleCourse: roots = [root]
+        case .multiCourse: roots = try readState().courses.keys.sorted().map { root + "/" + $0 }
+        }
+        roots = roots.filter { FileManager.default.fileExists(atPath: $0 + "/manifest.json") }
+        var found: [(String, CourseManifest)] = []
+        for path in roots {
+            do {
+                if let manifest = try ManifestFile.read(path + "/manifest.json") { found.append((path, manifest)) }
+            } catch {
+                throw .notATarget(path: path + "/manifest.json", reason: "\(error)")
+            }
+        }
+        return found
+    }
+
+    /// Records an answer a page posted (`{usage_id, timestamp, fields}`) in the outbox of the
+    /// course that has its block installed; returns the entry.
+    public func recordAnswer(_ data: Data) throws(ClientError) -> AnswerEntry {
+        var refusal: OutboxError?
+        for (path, manifest) in try courseRoots() {
+            let entry: AnswerEntry
+            do {
+                entry = try PostedAnswer.entry(from: data, installed: manifest)
+            } catch {
+                refusal = refusal ?? error
+                continue
+            }
+            do {
+                try Outbox(folder: SyncClient.stateFolder(of: path)).add(entry)
+            } catch {
+                throw .local(path: SyncClient.stateFolder(of: path), reason: "\(error)")
+            }
+            return entry
+        }
+        throw .invalidRequest(refusal.map { "\($0)" } ?? "the answer names no course of this target")
+    }
+}

@@ -6,7 +6,7 @@ import Darwin
 import Synchronization
 
 /// Read access to the files of one export folder that never leaves it: symlinks that point
-/// outside, FIFOs, devices and oversized files are refused with a reason.
+/// outside, hard-linked files, FIFOs, devices and oversized files are refused with a reason.
 public struct ExportDirectory: Sendable {
     public static let maximumDocumentSize = 64 * 1024 * 1024
 
@@ -32,7 +32,7 @@ public struct ExportDirectory: Sendable {
             if let real = try resolvedFolder(folder) {
                 let candidate = real + "/" + relative[relative.index(after: slash)...]
                 var info = stat()
-                if lstat(candidate, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG { return candidate }
+                if lstat(candidate, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_nlink == 1 { return candidate }
             }
         }
         return try resolve(relative)
@@ -64,6 +64,11 @@ public struct ExportDirectory: Sendable {
         var info = stat()
         guard stat(target, &info) == 0 else { throw .unreadable(path: relative, reason: String(cString: strerror(errno))) }
         guard (info.st_mode & S_IFMT) == S_IFREG else { throw .unreadable(path: relative, reason: "not a regular file") }
+        // Another name of the same file may lie anywhere on the file system (a hard link to a
+        // file outside the course), and nothing tells where: refused as tarballs refuse them.
+        guard info.st_nlink == 1 else {
+            throw .unsafeArchive(path: relative, reason: "a hard link (the file has \(info.st_nlink) names, and another may lie outside the course export); copy the file instead")
+        }
         return target
     }
 

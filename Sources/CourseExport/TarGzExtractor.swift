@@ -139,6 +139,11 @@ struct TarReader {
             entries += 1
             guard entries <= TarGzExtractor.maximumEntries else { throw fail("more than \(TarGzExtractor.maximumEntries) entries") }
             guard let size = Self.number(header[124..<136]) else { throw corrupt("a tar header has an invalid size field") }
+            // Every later sum over sizes stays far from overflow once no entry may claim more
+            // than the whole archive may hold.
+            guard size <= TarGzExtractor.maximumTotalSize else {
+                throw fail("an entry claims \(size) bytes, more than a course export may hold (\(TarGzExtractor.maximumTotalSize))")
+            }
             let type = header[156]
             var name = longName ?? Self.headerName(header)
             longName = nil
@@ -255,7 +260,9 @@ struct TarReader {
 
     /// Skips `size` bytes of data and the padding that rounds `padding` (default: size) up to 512.
     func skip(_ reader: inout GunzipReader, size: UInt64, padding: UInt64? = nil) throws {
-        var remaining = size + (512 - (padding ?? size) % 512) % 512
+        let (total, overflow) = size.addingReportingOverflow((512 - (padding ?? size) % 512) % 512)
+        guard !overflow else { throw corrupt("an entry's size \(size) is past any archive's end") }
+        var remaining = total
         while remaining > 0 {
             let chunk = try reader.read(Int(min(remaining, 1 << 20)))
             guard !chunk.isEmpty else { throw corrupt("truncated: the archive ends inside an entry") }

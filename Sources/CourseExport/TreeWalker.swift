@@ -16,7 +16,9 @@ struct TreeWalker {
     private(set) var issues: [CourseIssue] = []
     private(set) var warnings: [CourseIssue] = []
     /// Block files read and parsed ahead, in parallel; the walk itself stays sequential.
-    var prefetched: [String: Result<([UInt8], XMLElement), CourseError>] = [:]
+    /// Keyed by the path's bytes: file names are bytes, and two canonically equivalent names
+    /// (NFC and NFD) are two files that Swift's `String` keys would merge.
+    var prefetched: [[UInt8]: Result<([UInt8], XMLElement), CourseError>] = [:]
     /// Usage id → the file that defined it, to tell a second use of a name from the first.
     private var definedBy: [String: String] = [:]
     /// Usage id → the file its element is written in (a pointer's parent), for messages.
@@ -76,28 +78,30 @@ struct TreeWalker {
             issues.append(CourseIssue(usageID: nil, file: file, message: "blocks nested deeper than \(Self.maximumDepth) levels under \(parent)"))
             return nil
         }
-        var urlName: String
+        // The name as written finds the block's files; the name in NFC is its identity.
+        var writtenName: String
         switch Self.declaredName(of: element) {
         case .explicit(let attribute, let given):
             if let problem = Self.problemWithURLName(given) {
                 issues.append(CourseIssue(usageID: nil, file: file, message: "<\(type) \(attribute)=\"\(given)\">: \(problem)"))
                 return nil
             }
-            urlName = given
+            writtenName = given
         case .derived(let name) where Self.problemWithURLName(name) == nil:
-            urlName = name
+            writtenName = name
         case .derived, .none:
-            urlName = Self.generatedURLName(parent: parent, type: type, index: index)
+            writtenName = Self.generatedURLName(parent: parent, type: type, index: index)
         }
+        var urlName = Self.normalizedURLName(writtenName)
         let declaredID = usageID(type, urlName)
 
-        guard let resolved = resolve(element, type: type, urlName: urlName, id: declaredID, source: source, file: file) else {
+        guard let resolved = resolve(element, type: type, urlName: writtenName, id: declaredID, source: source, file: file) else {
             return nil
         }
 
         var htmlFile: String?
         if type == "html", let filename = resolved.attributes["filename"], !filename.isEmpty {
-            switch Self.htmlFile(filename: filename, urlName: urlName, exists: { self.exists($0) }) {
+            switch Self.htmlFile(filename: filename, urlName: writtenName, exists: { self.exists($0) }) {
             case .success(let found): htmlFile = found
             case .failure(let problem):
                 issues.append(CourseIssue(usageID: declaredID, file: resolved.file, message: problem.description))
@@ -164,7 +168,7 @@ struct TreeWalker {
     /// the pointer, and old exports hold `<sequential>` in `chapter/` or `<ol>` in `html/`).
     private mutating func load(_ definitionFile: String, pointer: XMLElement, id: String) -> Resolved? {
         let loaded: ([UInt8], XMLElement)
-        switch prefetched[definitionFile] {
+        switch prefetched[Array(definitionFile.utf8)] {
         case .success(let value)?: loaded = value
         case .failure(let error)?:
             issues.append(CourseIssue(usageID: id, file: definitionFile, message: "\(error)"))
@@ -184,7 +188,7 @@ struct TreeWalker {
 
     private func exists(_ file: String) -> Bool {
         // A prefetched file exists (even one that failed to parse); only others need a look.
-        prefetched[file] != nil || directory.exists(file)
+        prefetched[Array(file.utf8)] != nil || directory.exists(file)
     }
 
     @discardableResult
@@ -333,6 +337,15 @@ struct TreeWalker {
         }
     }
 
+    /// A url_name as it names its block everywhere (usage id, archive, manifest): in Unicode
+    /// NFC, so that two spellings of one name (NFC and NFD, as macOS keyboards type accents)
+    /// are one name, compared byte for byte, and a second use is reported as a duplicate
+    /// rather than merged by Swift's canonical string equality in one place and kept apart by
+    /// byte-wise hashing in another.
+    static func normalizedURLName(_ name: String) -> String {
+        name.utf8.allSatisfy({ $0 < 0x80 }) ? name : name.precomposedStringWithCanonicalMapping
+    }
+
     /// The LMS's order: `url_name`, `slug`, then `name` and `display_name` made id-safe; the
     /// first attribute present decides, and an empty one means no name.
     static func declaredName(of element: XMLElement) -> DeclaredName? {
@@ -404,7 +417,7 @@ struct TreeWalker {
 
     /// Reads and parses every `TYPE/*.xml` file of the export at once, with `workers` threads:
     /// a course has thousands, and reading them one by one is most of the time a load takes.
-    static func prefetch(_ directory: ExportDirectory, workers: Int) -> [String: Result<([UInt8], XMLElement), CourseError>] {
+    static func prefetch(_ directory: ExportDirectory, workers: Int) -> [[UInt8]: Result<([UInt8], XMLElement), CourseError>] {
         let manager = FileManager.default
         var found: [String] = []
         for folder in (try? manager.contentsOfDirectory(atPath: directory.root)) ?? [] where !folder.hasPrefix(".") {
@@ -415,8 +428,8 @@ struct TreeWalker {
         let results = files.parallelMap(workers: workers) { file in
             Result { () throws(CourseError) in try readAndParse(directory, file) }
         }
-        var map: [String: Result<([UInt8], XMLElement), CourseError>] = [:]
-        for (file, result) in zip(files, results) { map[file] = result }
+        var map: [[UInt8]: Result<([UInt8], XMLElement), CourseError>] = [:]
+        for (file, result) in zip(files, results) { map[Array(file.utf8)] = result }
         return map
     }
 

@@ -170,10 +170,24 @@ private struct Parser {
         }
     }
 
+    /// Skips `<!DOCTYPE …>` with its internal subset. Quoted literals (entity values, system
+    /// ids), comments and processing instructions may hold `[`, `]` and `>` that are text.
     mutating func doctype() throws(XMLSyntaxError) {
+        let start = i
         var depth = 0
         while i < bytes.count {
             switch bytes[i] {
+            case UInt8(ascii: "\""), UInt8(ascii: "'"):
+                let quote = bytes[i]
+                i += 1
+                while i < bytes.count && bytes[i] != quote { i += 1 }
+                guard i < bytes.count else { throw fail("a quoted value in the declaration is never closed", at: start) }
+            case UInt8(ascii: "<") where depth > 0 && starts("<!--", at: i):
+                guard let end = find("-->", from: i + 4) else { throw fail("comment is never closed") }
+                i = end + 2
+            case UInt8(ascii: "<") where depth > 0 && starts("<?", at: i):
+                guard let end = find("?>", from: i + 2) else { throw fail("processing instruction is never closed") }
+                i = end + 1
             case UInt8(ascii: "["): depth += 1
             case UInt8(ascii: "]"): depth -= 1
             case UInt8(ascii: ">") where depth <= 0:
@@ -183,7 +197,7 @@ private struct Parser {
             }
             i += 1
         }
-        throw fail("declaration is never closed")
+        throw fail("declaration is never closed", at: start)
     }
 
     mutating func startTag() throws(XMLSyntaxError) {
@@ -192,6 +206,9 @@ private struct Parser {
         i += 1
         let tag = try name()
         var attributes: [XMLAttribute] = []
+        // Names as bytes, as XML compares them (Swift's String equality would also match
+        // canonically equivalent spellings); a set keeps thousands of attributes linear.
+        var attributeNames = Set<ArraySlice<UInt8>>()
         while true {
             skipSpace()
             guard i < bytes.count else { throw fail("<\(tag)> tag is never closed", at: start) }
@@ -208,7 +225,9 @@ private struct Parser {
                 finish(XMLElement(name: tag, attributes: attributes, children: [], contentRange: i..<i, offset: start))
                 return
             }
+            let nameStart = i
             let attributeName = try name()
+            let nameBytes = bytes[nameStart..<i]
             skipSpace()
             guard i < bytes.count, bytes[i] == UInt8(ascii: "=") else {
                 throw fail("attribute \(attributeName) of <\(tag)> has no value")
@@ -223,7 +242,7 @@ private struct Parser {
             var end = valueStart
             while end < bytes.count && bytes[end] != quote { end += 1 }
             guard end < bytes.count else { throw fail("value of attribute \(attributeName) is never closed", at: valueStart) }
-            if attributes.contains(where: { $0.name == attributeName }) {
+            guard attributeNames.insert(nameBytes).inserted else {
                 throw fail("attribute \(attributeName) appears twice in <\(tag)>", at: start)
             }
             attributes.append(XMLAttribute(name: attributeName, value: Entities.decode(bytes[valueStart..<end])))

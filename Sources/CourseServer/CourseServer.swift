@@ -6,7 +6,8 @@ import Logging
 /// `coursepack serve`: a synced target over HTTP for a classroom or a kiosk. Hummingbird's
 /// `FileMiddleware` serves the files (MIME types, `Range` for video, conditional requests,
 /// `index.html` for folders, so the target's course list is at `/`); `TargetGuard` in front of
-/// it keeps every request inside the target and away from its state folders.
+/// it keeps every request inside the target and away from its state folders. The one thing it
+/// writes is an answer a page posts to `/_coursepack/answers`, into that course's outbox.
 public struct CourseServer: Sendable {
     public let root: String
     public let host: String
@@ -26,6 +27,18 @@ public struct CourseServer: Sendable {
         logger.logLevel = .warning
         let router = Router()
         router.middlewares.add(TargetGuard<BasicRequestContext>(root: realRoot))
+        // Problem pages post the answers given on them here (see ProblemRenderer); each goes to
+        // the outbox of the course that has the block, for `sync --submit` to send.
+        let target = ClientTarget(root: realRoot)
+        router.post(RouterPath(Self.answersPath)) { request, _ -> Response in
+            let body = try await request.body.collect(upTo: Self.answerSizeLimit)
+            do {
+                let entry = try target.recordAnswer(Data(body.readableBytesView))
+                return Self.json(.created, ["id": entry.id, "usage_id": entry.usageID])
+            } catch {
+                return Self.json(.badRequest, ["error": "\(error)"])
+            }
+        }
         router.middlewares.add(
             FileMiddleware(realRoot + "/", searchForIndexHtml: true, logger: logger)
                 .withAdditionalMediaTypes(forFileExtensions: [
@@ -39,6 +52,15 @@ public struct CourseServer: Sendable {
             onServerRunning: { channel in started(channel.localAddress?.port ?? port) },
             logger: logger)
         try await app.runService()
+    }
+
+    /// Where pages post answers; not a file, so no file of the target can shadow it.
+    public static let answersPath = "/_coursepack/answers"
+    static let answerSizeLimit = 1 << 20
+
+    static func json(_ status: HTTPResponse.Status, _ object: [String: String]) -> Response {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
     static func realPath(_ path: String) -> String? {

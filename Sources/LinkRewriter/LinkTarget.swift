@@ -49,7 +49,7 @@ public enum LinkTarget: Sendable, Equatable {
 }
 
 extension String {
-    func trimmingASCIISpace() -> String {
+    public func trimmingASCIISpace() -> String {
         let scalars = unicodeScalars
         let isSpace: (Unicode.Scalar) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" || $0 == "\u{0C}" }
         guard let first = scalars.firstIndex(where: { !isSpace($0) }), let last = scalars.lastIndex(where: { !isSpace($0) }) else { return "" }

@@ -198,10 +198,6 @@ final class AssetStore: Sendable {
                 if reference.loadsResource { network.append(external.url) }
                 return external.resolution
             }
-            let escaped: (String) -> String = { text in
-                guard case .attribute = reference.context else { return text }
-                return text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "\"", with: "&quot;")
-            }
             switch LinkTarget.classify(reference.url) {
             case .asset(let name, let suffix):
                 guard let found = course.staticFiles.resolve(name) else {
@@ -209,7 +205,7 @@ final class AssetStore: Sendable {
                     return .keep
                 }
                 dependencies.append(found)
-                return .replace(RelativePath.link(to: found, from: folder) + escaped(suffix))
+                return .replace(RelativePath.link(to: found, from: folder) + reference.written(suffix))
             case .relative(let path, _):
                 guard case .attribute = reference.context else { return .keep }
                 if let relative = RelativePath.resolve(path, from: folder), course.staticFiles.paths.contains(relative) {

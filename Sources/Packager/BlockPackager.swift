@@ -244,11 +244,8 @@ struct BlockPackager: Sendable {
         .replace("../../" + PercentEncoding.encodePath(folder) + "/index.html" + escaped(suffix, in: reference))
     }
 
-    /// Query and fragment come back decoded from the scanner; inside HTML attributes `&` must
-    /// be written as `&amp;` again.
     private static func escaped(_ text: String, in reference: Reference) -> String {
-        guard case .attribute = reference.context else { return text }
-        return text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "\"", with: "&quot;")
+        reference.written(text)
     }
 
 }

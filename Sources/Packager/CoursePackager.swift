@@ -57,9 +57,7 @@ public struct CoursePackager: Sendable {
         guard access(out, W_OK) == 0 else { throw .output(path: out, reason: "the output folder is not writable") }
         let lock = try OutputLock(folder: out, timeout: options.lockTimeout)
         defer { withExtendedLifetime(lock) {} }
-        let state = try prepareStateFolder()
-        // From here the output may change; the state describes it again only once it is final.
-        BuildState.remove(from: state)
+        // Every check that can refuse the build comes before anything in DIR or the state changes.
         let manifestPath = out + "/manifest.json"
         let previous: CourseManifest?
         do {
@@ -67,11 +65,26 @@ public struct CoursePackager: Sendable {
         } catch {
             throw .previousManifest(error)
         }
-        let previousArchives = Set((previous?.blocks ?? []).compactMap(\.archive) + [previous?.runtime?.archive].compactMap { $0 })
-        removeTemporaryLeftovers(in: out, keeping: previousArchives)
         if let previous, previous.courseID != course.id {
             throw .output(path: manifestPath, reason: "belongs to \(previous.courseID), not \(course.id); use another --out")
         }
+        let previousArchives = Set((previous?.blocks ?? []).compactMap(\.archive) + [previous?.runtime?.archive].compactMap { $0 })
+        // The build deletes what the previous manifest names: it is checked as strictly as a
+        // server's manifest before anything it names is touched.
+        if let unsafe = previousArchives.sorted().first(where: { !ArchivePaths.isSafe($0) }) {
+            throw .output(path: manifestPath, reason: "names \"\(unsafe)\" as an archive, which is not of the form <type>/<name>.zip; refusing to touch what it names")
+        }
+        // A type folder that is a link would put archives (and their deletion) outside DIR.
+        for name in ((try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []).sorted() {
+            var info = stat()
+            if lstat(out + "/" + name, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK {
+                throw .output(path: out + "/" + name, reason: "is a symbolic link; everything a build writes stays inside the output folder, so it must be a real folder or file")
+            }
+        }
+        let state = try prepareStateFolder()
+        // From here the output may change; the state describes it again only once it is final.
+        BuildState.remove(from: state)
+        removeTemporaryLeftovers(in: out, keeping: previousArchives)
 
         var report = BuildReport(courseID: course.id, publishedAt: options.publishedAt, outputFolder: out)
         let leaves = course.blocks.filter { !$0.isContainer }
@@ -198,8 +211,9 @@ public struct CoursePackager: Sendable {
         let kept = Set(entries.compactMap(\.archive) + entries.compactMap(\.runtime) + [manifest.runtime?.archive].compactMap { $0 })
         var emptied = Set<String>()
         for stale in previousArchives.subtracting(kept).sorted() {
+            // unlink, not a recursive remove: an archive is a file, never a folder.
             guard ArchivePaths.isSafe(stale) else { continue }
-            if (try? FileManager.default.removeItem(atPath: out + "/" + stale)) != nil {
+            if unlink(out + "/" + stale) == 0 {
                 report.counts.removed += 1
                 emptied.insert(DurableFile.folder(of: out + "/" + stale))
             }
@@ -363,8 +377,21 @@ final class Background<T: Sendable>: Sendable {
 }
 
 enum ArchivePaths {
-    /// A manifest's archive path that stays inside the output folder.
+    /// An archive path a manifest may name: `<type>/<name>.zip` (or, in a manifest a killed build
+    /// left mid-staging, its staged copy `<type>/.<name>.zip.staged-<hash>`): two plain components,
+    /// so it can never be the manifest, a type folder, a dot file or anything outside the folder.
     static func isSafe(_ path: String) -> Bool {
-        (try? EntryName.validate(path)) != nil
+        guard (try? EntryName.validate(path)) != nil else { return false }
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, isPlain(parts[0]) else { return false }
+        var name = parts[1]
+        if name.hasPrefix("."), let marker = name.range(of: Staging.marker) {
+            name = name[name.index(after: name.startIndex)..<marker.lowerBound]
+        }
+        return name.count > 4 && name.hasSuffix(".zip") && isPlain(name)
+    }
+
+    private static func isPlain(_ part: Substring) -> Bool {
+        !part.isEmpty && !part.hasPrefix(".") && part.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "_-~.".contains($0)) }
     }
 }

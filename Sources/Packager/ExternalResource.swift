@@ -9,20 +9,14 @@ struct ExternalResource {
 
     static func of(_ reference: Reference) -> ExternalResource? {
         if case .embedded = reference.context { return nil }
-        let url = reference.url.trimmingASCIIWhitespace()
+        let url = reference.url.trimmingASCIISpace()
         let lower = url.lowercased()
         if lower.hasPrefix("http://") || lower.hasPrefix("https://") {
             return ExternalResource(url: url, resolution: .keep)
         }
         guard url.hasPrefix("//"), url.count > 2 else { return nil }
         let absolute = "https:" + url
-        let written: String
-        if case .attribute = reference.context {
-            written = absolute.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "\"", with: "&quot;")
-        } else {
-            written = absolute
-        }
-        return ExternalResource(url: absolute, resolution: .replace(written))
+        return ExternalResource(url: absolute, resolution: .replace(reference.written(absolute)))
     }
 
     /// `https://host` of every absolute URL written in a script, the sites a framed tool talks to
@@ -73,11 +67,11 @@ struct ExternalResource {
     static let namespaceHosts = ["w3.org", "purl.org", "ns.adobe.com", "xmlns.com", "schemas.microsoft.com", "schemas.openxmlformats.org"]
 }
 
-extension String {
-    func trimmingASCIIWhitespace() -> String {
-        var view = Substring(self)
-        while let first = view.first, first == " " || first == "\t" || first == "\n" || first == "\r" { view.removeFirst() }
-        while let last = view.last, last == " " || last == "\t" || last == "\n" || last == "\r" { view.removeLast() }
-        return String(view)
+extension Reference {
+    /// `text` as it must be written where this reference stands: URLs come back decoded from the
+    /// scanner, and inside an HTML attribute `&` and `"` are escaped again.
+    func written(_ text: String) -> String {
+        guard case .attribute = context else { return text }
+        return text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "\"", with: "&quot;")
     }
 }

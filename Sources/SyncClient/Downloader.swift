@@ -15,7 +15,7 @@ struct Downloader: Sendable {
     /// bytes transferred in this call.
     func fetch(_ location: String, to destination: String, expectedSize: UInt64) async throws(SyncError) -> UInt64 {
         guard location.hasPrefix("http://") || location.hasPrefix("https://"), let url = URL(string: location) else {
-            return try copyLocal(location, to: destination)
+            return try copyLocal(location, to: destination, expectedSize: expectedSize)
         }
         var lastError = SyncError.unreachable(source: location, reason: "no attempt made")
         for attempt in 0..<attempts {
@@ -26,7 +26,8 @@ struct Downloader: Sendable {
             if have == expectedSize, expectedSize > 0 { return 0 }
             if have > expectedSize { unlink(destination) }
             do {
-                let outcome = try await StreamingTransfer.run(url: url, to: destination, resumeFrom: have > expectedSize ? 0 : have, timeouts: timeouts)
+                let outcome = try await StreamingTransfer.run(
+                    url: url, to: destination, resumeFrom: have > expectedSize ? 0 : have, expectedSize: expectedSize, timeouts: timeouts)
                 switch outcome.status {
                 case 200, 206:
                     if Self.size(of: destination) >= expectedSize { return outcome.bytes }
@@ -51,14 +52,35 @@ struct Downloader: Sendable {
         throw lastError
     }
 
-    private func copyLocal(_ path: String, to destination: String) throws(SyncError) -> UInt64 {
+    /// A folder source's archive: a regular file only (a link, FIFO, device or folder is refused
+    /// without being opened for reading), copied at most one byte past the manifest's size, so a
+    /// source cannot hang a sync or fill the disk.
+    private func copyLocal(_ path: String, to destination: String, expectedSize: UInt64) throws(SyncError) -> UInt64 {
         unlink(destination)
-        do {
-            try FileManager.default.copyItem(atPath: path, toPath: destination)
-        } catch {
-            throw .unreachable(source: path, reason: "cannot be copied")
+        let input = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard input >= 0 else { throw .unreachable(source: path, reason: "cannot be opened: \(String(cString: strerror(errno)))") }
+        defer { close(input) }
+        var info = stat()
+        guard fstat(input, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            throw .unreachable(source: path, reason: "is not a regular file")
         }
-        return Self.size(of: destination)
+        let output = open(destination, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard output >= 0 else { throw .local(path: destination, reason: String(cString: strerror(errno))) }
+        defer { close(output) }
+        var copied: UInt64 = 0
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        let limit = expectedSize + 1
+        while copied < limit {
+            let want = Int(min(UInt64(buffer.count), limit - copied))
+            let got = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, want) }
+            if got < 0 && errno == EINTR { continue }
+            guard got >= 0 else { throw .unreachable(source: path, reason: "cannot be read: \(String(cString: strerror(errno)))") }
+            if got == 0 { break }
+            let put = buffer.withUnsafeBytes { write(output, $0.baseAddress, got) }
+            guard put == got else { throw .local(path: destination, reason: "cannot be written: \(String(cString: strerror(errno)))") }
+            copied += UInt64(got)
+        }
+        return copied
     }
 
     static func size(of path: String) -> UInt64 {
@@ -73,21 +95,34 @@ struct Downloader: Sendable {
 public struct NetworkTimeouts: Sendable, Equatable {
     public var connect: Double
     public var idle: Double
+    /// An archive's transfer must average at least this many bytes a second: a server trickling
+    /// one byte every few seconds (never idle long enough to time out) cannot hold a sync for hours.
+    public var minimumBytesPerSecond: Double
 
-    public init(connect: Double = 15, idle: Double = 30) {
+    public init(connect: Double = 15, idle: Double = 30, minimumBytesPerSecond: Double = 16_384) {
         self.connect = connect
         self.idle = idle
+        self.minimumBytesPerSecond = minimumBytesPerSecond
+    }
+
+    /// The whole transfer of `bytes`: time to answer, time at the minimum speed, and one idle spell.
+    func deadline(for bytes: UInt64) -> Double {
+        connect + idle + Double(bytes) / max(minimumBytesPerSecond, 1)
     }
 }
 
 enum TransferFailure: Error, CustomStringConvertible {
     case noAnswer(seconds: Double)
     case tooLarge(limit: Int)
+    case longerThanPromised(bytes: UInt64)
+    case tooSlow(seconds: Double)
 
     var description: String {
         switch self {
         case .noAnswer(let seconds): return "no answer within \(seconds) s (see --connect-timeout)"
         case .tooLarge(let limit): return "larger than \(limit >> 20) MiB"
+        case .longerThanPromised(let bytes): return "the server sent more than the \(bytes) bytes the manifest promises; cut off"
+        case .tooSlow(let seconds): return "not finished within \(Int(seconds)) s (slower than --min-speed)"
         }
     }
 }
@@ -96,7 +131,9 @@ enum TransferFailure: Error, CustomStringConvertible {
 /// so memory stays bounded whatever the server sends.
 final class StreamingTransfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     enum Sink {
-        case file(FileHandle)
+        /// Written to a file that may hold at most `limit` bytes (the manifest's size): one more
+        /// and the transfer is cut, so an endless body cannot fill the disk.
+        case file(FileHandle, limit: UInt64)
         /// Collected in memory; the transfer stops as soon as it passes `limit` bytes.
         case memory(limit: Int)
     }
@@ -106,6 +143,8 @@ final class StreamingTransfer: NSObject, URLSessionDataDelegate, @unchecked Send
     private var status = 0
     private var response: HTTPURLResponse?
     private var bytes: UInt64 = 0
+    /// The file's size so far (what a resumed transfer started from, plus what came since).
+    private var written: UInt64 = 0
     private var collected = Data()
     private var failure: Error?
     private var continuation: CheckedContinuation<(status: Int, bytes: UInt64), Error>?
@@ -120,7 +159,9 @@ final class StreamingTransfer: NSObject, URLSessionDataDelegate, @unchecked Send
         return false
     }
 
-    static func run(url: URL, to path: String, resumeFrom offset: UInt64, timeouts: NetworkTimeouts) async throws -> (status: Int, bytes: UInt64) {
+    static func run(
+        url: URL, to path: String, resumeFrom offset: UInt64, expectedSize: UInt64, timeouts: NetworkTimeouts
+    ) async throws -> (status: Int, bytes: UInt64) {
         if !FileManager.default.fileExists(atPath: path) {
             _ = FileManager.default.createFile(atPath: path, contents: nil)
         }
@@ -128,18 +169,18 @@ final class StreamingTransfer: NSObject, URLSessionDataDelegate, @unchecked Send
         defer { try? handle.close() }
         var request = URLRequest(url: url)
         if offset > 0 { request.setValue("bytes=\(offset)-", forHTTPHeaderField: "Range") }
-        let transfer = StreamingTransfer(sink: .file(handle))
-        return try await transfer.start(request, timeouts: timeouts)
+        let transfer = StreamingTransfer(sink: .file(handle, limit: expectedSize))
+        return try await transfer.start(request, timeouts: timeouts, deadline: timeouts.deadline(for: expectedSize))
     }
 
     /// The body of `request` in memory; throws `TransferFailure.tooLarge` once it passes `limit`.
     static func fetch(_ request: URLRequest, limit: Int, timeouts: NetworkTimeouts) async throws -> (data: Data, response: HTTPURLResponse?) {
         let transfer = StreamingTransfer(sink: .memory(limit: limit))
-        _ = try await transfer.start(request, timeouts: timeouts)
+        _ = try await transfer.start(request, timeouts: timeouts, deadline: timeouts.deadline(for: UInt64(limit)))
         return (transfer.collected, transfer.response)
     }
 
-    private func start(_ request: URLRequest, timeouts: NetworkTimeouts) async throws -> (status: Int, bytes: UInt64) {
+    private func start(_ request: URLRequest, timeouts: NetworkTimeouts, deadline: Double) async throws -> (status: Int, bytes: UInt64) {
         var prepared = request
         prepared.cachePolicy = .reloadIgnoringLocalCacheData
         prepared.timeoutInterval = timeouts.idle
@@ -164,6 +205,14 @@ final class StreamingTransfer: NSObject, URLSessionDataDelegate, @unchecked Send
                         task.cancel()
                     }
                 }
+                // However it trickles, the whole transfer ends by its deadline.
+                DispatchQueue.global().asyncAfter(deadline: .now() + deadline) {
+                    queue.addOperation {
+                        guard self.continuation != nil, self.failure == nil else { return }
+                        self.failure = TransferFailure.tooSlow(seconds: deadline)
+                        task.cancel()
+                    }
+                }
             }
         }
     }
@@ -174,9 +223,10 @@ final class StreamingTransfer: NSObject, URLSessionDataDelegate, @unchecked Send
         status = self.response?.statusCode ?? -1
         do {
             switch sink {
-            case .file(let handle):
+            case .file(let handle, _):
                 // 206 continues the partial file; a plain 200 starts it again.
                 if status == 206 { try handle.seekToEnd() } else { try handle.truncate(atOffset: 0) }
+                written = try handle.offset()
             case .memory(let limit):
                 if response.expectedContentLength > Int64(limit) { failure = TransferFailure.tooLarge(limit: limit) }
             }
@@ -190,9 +240,11 @@ final class StreamingTransfer: NSObject, URLSessionDataDelegate, @unchecked Send
         guard failure == nil else { return }
         do {
             switch sink {
-            case .file(let handle):
+            case .file(let handle, let limit):
                 guard status == 200 || status == 206 else { return }
+                guard written + UInt64(data.count) <= limit else { throw TransferFailure.longerThanPromised(bytes: limit) }
                 try handle.write(contentsOf: data)
+                written += UInt64(data.count)
             case .memory(let limit):
                 guard collected.count + data.count <= limit else { throw TransferFailure.tooLarge(limit: limit) }
                 collected.append(data)

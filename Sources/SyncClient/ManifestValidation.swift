@@ -39,11 +39,18 @@ enum ManifestValidation {
 
     /// `html/x.zip` → `html/x`: a relative path of plain components, none hidden (the client's
     /// own state lives in dot-folders) and none `..`; nil when the path is not like that.
+    /// Exactly two components, `<type>/<name>`: a block's folder can never be a type folder (a
+    /// server naming `html.zip` would otherwise swap out every installed html block), nor lie
+    /// inside another block's folder.
     static func installFolder(of archive: String) -> String? {
         guard archive.hasSuffix(".zip"), (try? EntryName.validate(archive)) != nil else { return nil }
         let folder = String(archive.dropLast(4))
-        let parts = folder.split(separator: "/")
-        guard !parts.isEmpty, parts.allSatisfy({ !$0.hasPrefix(".") }), folder != "manifest.json" else { return nil }
+        let parts = folder.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2,
+            parts.allSatisfy({ part in
+                !part.isEmpty && !part.hasPrefix(".") && part.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "_-~.".contains($0)) }
+            })
+        else { return nil }
         return folder
     }
 }

@@ -54,7 +54,18 @@ public struct SyncClient: Sendable {
     public let options: Options
     public init(options: Options) { self.options = options }
 
-    var stateFolder: String { options.target + "/.coursepack-sync" }
+    var stateFolder: String { Self.stateFolder(of: options.target) }
+
+    /// Where a target keeps what is not course content: cached manifest, downloads, the outbox.
+    public static func stateFolder(of target: String) -> String { target + "/.coursepack-sync" }
+
+    /// The answers given offline in this target, waiting for the LMS.
+    public var outbox: Outbox { Outbox(folder: stateFolder) }
+
+    /// The server's manifest, validated, without changing anything here.
+    public func serverManifest() async throws(SyncError) -> CourseManifest {
+        try await fetchServerManifest(remember: false).0
+    }
     var localManifestPath: String { options.target + "/manifest.json" }
 
     /// The plan only; nothing is written.

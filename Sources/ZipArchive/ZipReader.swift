@@ -12,9 +12,22 @@ public struct ZipReader {
     public struct Limits: Sendable {
         public var maximumEntries = 100_000
         public var maximumTotalSize: UInt64 = 16 << 30
-        /// Uncompressed/compressed ratio above which an entry larger than 1 MiB is refused.
+        /// Uncompressed/compressed ratio above which an entry, and the archive as a whole, is
+        /// refused: many small bombs are as bad as one large one.
         public var maximumRatio: UInt64 = 500
+        /// Bytes past `maximumRatio` times the compressed size that an entry or the whole archive
+        /// may still expand to, so that a short page or an empty file (which deflate shrinks to a
+        /// few bytes) is not taken for a bomb.
+        public var ratioAllowance: UInt64 = 64 << 10
         public init() {}
+
+        /// Whether `uncompressed` bytes from `compressed` stay within the ratio.
+        func ratioHolds(uncompressed: UInt64, compressed: UInt64) -> Bool {
+            let (scaled, overflow) = compressed.multipliedReportingOverflow(by: maximumRatio)
+            if overflow { return true }
+            let (bound, overflowAgain) = scaled.addingReportingOverflow(ratioAllowance)
+            return overflowAgain || uncompressed <= bound
+        }
     }
 
     public struct Entry: Sendable, Equatable {
@@ -173,7 +186,8 @@ public struct ZipReader {
             guard locator.u32() == Signature.zip64Locator else { throw bad("ZIP64 locator missing") }
             _ = locator.u32()
             let recordOffset = locator.u64() ?? 0
-            guard recordOffset + 56 <= eocdOffset else { throw bad("ZIP64 record out of bounds") }
+            // The offset is the archive's word: compare by subtraction so a value near 2^64 cannot wrap.
+            guard eocdOffset >= 56, recordOffset <= eocdOffset - 56 else { throw bad("ZIP64 record out of bounds") }
             var record = ByteReader(try file.read(at: recordOffset, count: 56))
             guard record.u32() == Signature.zip64EndOfCentralDirectory else { throw bad("ZIP64 record missing") }
             record.position = 32
@@ -191,6 +205,7 @@ public struct ZipReader {
         var entries: [Entry] = []
         var names = Set<String>()
         var total: UInt64 = 0
+        var totalCompressed: UInt64 = 0
         for _ in 0..<count {
             guard cd.u32() == Signature.centralFile else { throw bad("central directory entry \(entries.count + 1) is damaged") }
             guard let madeBy = cd.u16(), cd.u16() != nil, let flags = cd.u16(), let methodRaw = cd.u16(),
@@ -226,14 +241,17 @@ public struct ZipReader {
                 throw ZipError.unsafeEntry(path: path, entry: name, reason: "a symbolic link or special file")
             }
             guard names.insert(name).inserted else { throw ZipError.unsafeEntry(path: path, entry: name, reason: "appears twice") }
-            if uncompressed > 1 << 20, uncompressed / max(compressed, 1) > limits.maximumRatio {
+            guard limits.ratioHolds(uncompressed: uncompressed, compressed: compressed) else {
                 throw ZipError.limitExceeded(path: path, reason: "entry \"\(name)\" claims \(uncompressed) bytes from \(compressed) (a zip bomb?)")
             }
-            total += uncompressed
-            guard total <= limits.maximumTotalSize else {
+            let (sum, overflow) = total.addingReportingOverflow(uncompressed)
+            guard !overflow, sum <= limits.maximumTotalSize else {
                 throw ZipError.limitExceeded(path: path, reason: "entries total more than \(limits.maximumTotalSize) bytes")
             }
+            total = sum
             guard offset < cdOffset, compressed <= cdOffset - offset else { throw bad("entry \"\(name)\" lies outside the archive data") }
+            let (compressedSum, wrapped) = totalCompressed.addingReportingOverflow(compressed)
+            totalCompressed = wrapped ? .max : compressedSum
             entries.append(Entry(name: name, method: method, crc32: crc, compressedSize: compressed,
                                  uncompressedSize: uncompressed, localHeaderOffset: offset))
         }
@@ -241,6 +259,10 @@ public struct ZipReader {
         let ordered = entries.sorted { $0.localHeaderOffset < $1.localHeaderOffset }
         for (a, b) in zip(ordered, ordered.dropFirst()) where a.localHeaderOffset + 30 + a.compressedSize > b.localHeaderOffset {
             throw ZipError.limitExceeded(path: path, reason: "entries \"\(a.name)\" and \"\(b.name)\" overlap (a zip bomb?)")
+        }
+        // Many entries each small enough to pass alone can still make a bomb together.
+        guard limits.ratioHolds(uncompressed: total, compressed: totalCompressed) else {
+            throw ZipError.limitExceeded(path: path, reason: "\(entries.count) entries claim \(total) bytes from \(totalCompressed) (a zip bomb?)")
         }
         return entries
     }

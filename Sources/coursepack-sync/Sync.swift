@@ -46,6 +46,15 @@ struct Sync: AsyncParsableCommand {
     @Flag(name: .customLong("dry-run"), help: "Print the plan (blocks and bytes to download and delete, before any budget) and change nothing.")
     var dryRun = false
 
+    @Flag(name: .long, help: "First send the answers given offline to the LMS's problem_check (needs --lms-url; credentials from --lms-token-file, COURSEPACK_LMS_TOKEN or COURSEPACK_LMS_COOKIE).")
+    var submit = false
+
+    @Option(name: .customLong("lms-url"), help: "The LMS answers are sent to, e.g. https://lms.example.org.")
+    var lmsURL: String?
+
+    @Option(name: .customLong("lms-token-file"), help: "File holding an access token (or a line `Cookie: sessionid=…; csrftoken=…`).")
+    var lmsTokenFile: String?
+
     func validate() throws {
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
         if let budget, ByteSize.parse(budget) == nil {
@@ -53,6 +62,7 @@ struct Sync: AsyncParsableCommand {
         }
         if let next, next < 0 { throw ValidationError("--next must be 0 or more") }
         if (next == nil) != (after == nil) { throw ValidationError("--next and --after go together") }
+        if submit && lmsURL == nil { throw ValidationError("--submit needs --lms-url") }
         try network.validate()
     }
 
@@ -71,6 +81,33 @@ struct Sync: AsyncParsableCommand {
             for block in plan.removed { print("remove    \(block.archive ?? "")  \(block.size ?? 0) bytes  \(block.displayName ?? "")") }
             print("plan: \(plan.downloads.count) blocks to download (\(plan.bytesToDownload) bytes), \(plan.removed.count) to delete (\(plan.bytesToDelete) bytes), \(plan.unchanged.count) unchanged")
             return
+        }
+        var answersKept = false
+        if submit, let lmsURL {
+            let credential: LMSCredential?
+            do {
+                credential = try LMSCredential.load(file: lmsTokenFile)
+            } catch {
+                printError("error: \(error)")
+                throw ExitCode(ExitStatus.badInput)
+            }
+            // The answers wait in the course folder they were given in.
+            let folder = try await orExitBadInput { () async throws -> String in
+                let server = try await SyncClient.serverManifest(SyncSource(source), timeouts: network.timeouts)
+                return try clientTarget.courseFolder(for: server.courseID)
+            }
+            let client = SyncClient(options: .init(source: SyncSource(source), target: target + "/" + folder, jobs: jobs, timeouts: network.timeouts))
+            // Against the server's current manifest, so an answer to a block changed since is held.
+            let outcome: AnswerSender.Summary
+            do {
+                outcome = try await client.flushOutbox(lmsURL: lmsURL, credential: credential, timeout: network.connectTimeout + network.idleTimeout)
+            } catch {
+                printError("error: \(error)")
+                throw ExitCode(ExitStatus.badInput)
+            }
+            print("coursepack: answers: \(outcome.sent) sent, \(outcome.conflicts) held (the block changed), \(outcome.rejected) rejected, \(outcome.kept) kept for later")
+            if outcome.signInRequired { printError("error: \(lmsURL) refused the credentials (401/403): sign in again; the answers are kept") }
+            answersKept = outcome.kept > 0
         }
         var request = ClientTarget.SyncRequest(source: SyncSource(source))
         request.selection = blocks
@@ -97,7 +134,7 @@ struct Sync: AsyncParsableCommand {
         if !report.repairs.isEmpty { extra += ", \(report.repairs.count) repairs" }
         print("coursepack: synced \(target)/\(report.courseFolder): \(summary.downloadedBlocks) blocks downloaded (\(summary.downloadedBytes) bytes, \(String(format: "%.1f", megabytes)) MB), \(summary.plan.unchanged.count) unchanged, \(summary.removedBlocks) removed\(extra), \(summary.failures.count) failed in \(String(format: "%.2f", summary.seconds)) s\(summary.manifestNotModified ? " (manifest not modified)" : "")")
         if let budget = report.budget { print("storage: \(report.installedBytes) of \(budget) bytes used") }
-        if !summary.failures.isEmpty { throw ExitCode(ExitStatus.blocksFailed) }
+        if !summary.failures.isEmpty || answersKept { throw ExitCode(ExitStatus.blocksFailed) }
     }
 }
 
@@ -109,9 +146,13 @@ struct NetworkFlags: ParsableArguments {
     @Option(name: .customLong("idle-timeout"), help: "Seconds a transfer may go without receiving data before it is retried or fails.")
     var idleTimeout: Double = NetworkTimeouts().idle
 
-    var timeouts: NetworkTimeouts { NetworkTimeouts(connect: connectTimeout, idle: idleTimeout) }
+    @Option(name: .customLong("min-speed"), help: "Bytes a second a download must average; a transfer slower than that (after --connect-timeout and one --idle-timeout) is cut and retried.")
+    var minimumSpeed: Double = NetworkTimeouts().minimumBytesPerSecond
+
+    var timeouts: NetworkTimeouts { NetworkTimeouts(connect: connectTimeout, idle: idleTimeout, minimumBytesPerSecond: minimumSpeed) }
 
     func validate() throws {
         guard connectTimeout > 0, idleTimeout > 0 else { throw ValidationError("--connect-timeout and --idle-timeout must be more than 0 seconds") }
+        guard minimumSpeed > 0 else { throw ValidationError("--min-speed must be more than 0 bytes a second") }
     }
 }

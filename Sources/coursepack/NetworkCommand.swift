@@ -2,18 +2,18 @@ import ArgumentParser
 import CommandLineSupport
 import Foundation
 
-/// `sync` and `diff` (which may fetch manifests over HTTP), and the client commands beside them
-/// (`status`, `open`, `serve`), run in `coursepack-sync`, installed
+/// `sync`, `diff` and `publish` (which talk HTTP), and the client commands beside them
+/// (`answers`, `status`, `open`, `serve`), run in `coursepack-sync`, installed
 /// beside `coursepack`. Only that program links the HTTP stack (FoundationNetworking, libcurl
 /// and the dozens of libraries it loads) and the HTTP server, so `build`, `verify` and `inspect`
 /// start in a third of the time and run where libcurl is not installed.
 enum NetworkCommand {
     static let helperName = "coursepack-sync"
 
-    /// Whether `arguments` ask for a client command (`sync`, `diff`, `status`, `open`, `serve`)
-    /// or its help.
+    /// Whether `arguments` ask for a command of the helper (`sync`, `diff`, `publish`, `answers`,
+    /// `status`, `open`, `serve`) or its help.
     static func isRequested(by arguments: [String]) -> Bool {
-        let commands: [any ParsableCommand.Type] = [Sync.self, Diff.self, Status.self, Open.self, Serve.self]
+        let commands: [any ParsableCommand.Type] = [Sync.self, Diff.self, Publish.self, Answers.self, Status.self, Open.self, Serve.self]
         let names = commands.compactMap { $0.configuration.commandName }
         guard let first = arguments.first else { return false }
         return names.contains(first) || (first == "help" && arguments.count > 1 && names.contains(arguments[1]))
@@ -34,6 +34,11 @@ enum NetworkCommand {
         static let configuration = CommandConfiguration(
             commandName: "sync",
             abstract: "Bring a course in TARGET up to date with its published folder or URL: download only new and outdated blocks, within the target's storage budget.")
+    }
+
+    struct Answers: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "answers", abstract: "List the answers given offline in TARGET and their state, or record one (--add).")
     }
 
     struct Diff: ParsableCommand {
@@ -57,5 +62,11 @@ enum NetworkCommand {
     struct Serve: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "serve", abstract: "Serve a synced folder over HTTP (course list and outlines at /, Range for video).")
+    }
+
+    struct Publish: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "publish",
+            abstract: "Publish a built folder to S3-compatible storage or a web root: archives first, manifest last, removed archives after a grace period.")
     }
 }

@@ -28,7 +28,7 @@ import TestSupport
         results = {}
         for item in json.loads(sys.argv[2]):
             connection = http.client.HTTPConnection(base.hostname, base.port, timeout=10)
-            connection.request("GET", item["path"], headers=item.get("headers", {}))
+            connection.request(item.get("method", "GET"), item["path"], body=item.get("body"), headers=item.get("headers", {}))
             response = connection.getresponse()
             body = response.read()
             results[item["name"]] = {"status": response.status, "type": response.getheader("Content-Type"),
@@ -107,6 +107,38 @@ import TestSupport
             #expect(!String(decoding: answer.body, as: UTF8.self).contains("root:"), "\(name) leaked /etc/passwd")
         }
         #expect(answers["missing"]?.status == 404)
+    }
+
+    /// A problem page served by `coursepack serve` posts its answer to the serving origin; it
+    /// lands in the outbox of the course that has the block, for `sync --submit`.
+    @Test func answersPostedToTheServerGoToTheCourseOutbox() throws {
+        let published = TestSupport.temporaryFolder("serve") + "/published"
+        #expect(try TestSupport.coursepack(["build", TestSupport.exampleCourse, "--out", published, "-q"]).status == 0)
+        let target = TestSupport.temporaryFolder("serve") + "/device"
+        #expect(try TestSupport.coursepack(["sync", published, "--to", target]).status == 0)
+        let (server, base, _) = try Self.startServer(target)
+        defer { #expect(server.stop(), "the server outlived its test") }
+        let quiz = "block-v1:CoursepackX+CP101+2026+type@problem+block@offline_quiz"
+        let good = #"{"usage_id": "\#(quiz)", "timestamp": "2026-11-23T09:00:01.000Z", "fields": {"input_offline_quiz_2_1": "choice_1"}}"#
+        let unknown = #"{"usage_id": "block-v1:CoursepackX+CP101+2026+type@problem+block@nope", "timestamp": "2026-11-23T09:00:02.000Z", "fields": {}}"#
+        let posted = try Self.get(base, [
+            ["name": "good", "path": "/_coursepack/answers", "method": "POST", "body": good, "headers": ["Content-Type": "application/json"]],
+            ["name": "unknown", "path": "/_coursepack/answers", "method": "POST", "body": unknown],
+            ["name": "garbage", "path": "/_coursepack/answers", "method": "POST", "body": "not json"],
+        ])
+        let accepted = try #require(posted["good"])
+        let unknownAnswer = try #require(posted["unknown"])
+        let garbageAnswer = try #require(posted["garbage"])
+        let acceptedText = String(decoding: accepted.body, as: UTF8.self)
+        #expect(accepted.status == 201, "\(acceptedText)")
+        #expect(acceptedText.contains(quiz))
+        #expect(unknownAnswer.status == 400)
+        let unknownText = String(decoding: unknownAnswer.body, as: UTF8.self)
+        #expect(unknownText.contains("is not installed here"), "\(unknownText)")
+        #expect(garbageAnswer.status == 400)
+        let listed = try TestSupport.coursepack(["answers", target])
+        #expect(listed.stdout.contains("1 answers: 1 pending"), "\(listed.stdout)")
+        #expect(FileManager.default.fileExists(atPath: target + exampleFolder + "/.coursepack-sync/outbox.jsonl"))
     }
 
     /// A bounded load from a second process (wrk, 5 s) on loopback: every answer a 200.

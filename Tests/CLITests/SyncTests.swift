@@ -198,7 +198,13 @@ func startFaultServer(serving root: String, faults: String) throws -> (url: Stri
         let published = TestSupport.temporaryFolder("sync")
         _ = try TestSupport.coursepack(["build", TestSupport.exampleCourse, "--out", published, "-q"])
         let text = String(decoding: TestSupport.read(published + "/manifest.json"), as: UTF8.self)
-        for (bad, reason) in [("../../escape.zip", "unsafe archive path"), (".coursepack-sync/x.zip", "unsafe archive path")] {
+        // html.zip would make a block's folder the whole html/ folder; a nested path would put one
+        // block's folder inside another's.
+        for (bad, reason) in [
+            ("../../escape.zip", "unsafe archive path"), (".coursepack-sync/x.zip", "unsafe archive path"),
+            ("html.zip", "unsafe archive path"), ("html/handout_page/inner.zip", "unsafe archive path"),
+            ("manifest.json.zip", "unsafe archive path"),
+        ] {
             try TestSupport.write(["manifest.json": text.replacingOccurrences(of: "\"html/welcome_page.zip\"", with: "\"\(bad)\"")], under: published)
             let target = TestSupport.temporaryFolder("sync") + "/device"
             let result = try TestSupport.coursepack(["sync", published, "--to", target])

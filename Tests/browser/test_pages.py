@@ -101,6 +101,23 @@ def test_example_course_pages_work_offline(browser, tmp_path_factory):
     assert browser.execute_script("return document.querySelector('img').naturalWidth") > 0
     browser.switch_to.default_content()
 
+    # An answer submitted from a file:// page, with no host bridge, stays in the page's storage
+    # with a visible "saved on this device"; a host imports it into the outbox with CAPA's names.
+    browser.get("file://" + os.path.join(target, "problem", "offline_quiz", "index.html"))
+    browser.find_elements(By.CSS_SELECTOR, "input[type=radio]")[1].click()
+    browser.find_element(By.CSS_SELECTOR, "button.coursepack-submit").click()
+    assert "Saved on this device" in browser.find_element(By.CSS_SELECTOR, ".coursepack-answer-status").text
+    stored = json.loads(browser.execute_script("return localStorage.getItem('coursepack:outbox')"))
+    assert [a["fields"] for a in stored] == [{"input_offline_quiz_2_1": "choice_1"}]
+    imported = subprocess.run([coursepack(), "answers", target, "--add", "-"], input=json.dumps(stored[0]),
+                              capture_output=True, text=True)
+    assert imported.returncode == 0, imported.stderr
+    listed = subprocess.run([coursepack(), "answers", target], capture_output=True, text=True).stdout
+    assert "pending" in listed and "1 answers: 1 pending" in listed
+    browser.execute_script("coursepack.showResult(arguments[0], {success: 'correct', current_score: 1, total_possible: 1})",
+                           stored[0]["usage_id"])
+    assert browser.find_element(By.CSS_SELECTOR, ".coursepack-answer-status").text == "Correct (1/1)"
+
 
 class Anchors(HTMLParser):
     def __init__(self):

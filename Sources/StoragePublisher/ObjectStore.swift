@@ -1,0 +1,79 @@
+import Foundation
+
+/// What a publish needs of the place clients download from: an S3 bucket or a local folder.
+/// Keys are relative to the target (`manifest.json`, `html/x.zip`); the store adds its prefix.
+public protocol ObjectStore: Sendable {
+    /// Where this store writes, for messages (`s3://bucket/prefix`, a folder path).
+    var location: String { get }
+    /// Size and stored sha256 of the object at `key`; nil when there is none.
+    func head(_ key: String) async throws(StoreError) -> StoredObject?
+    /// The object's bytes, nil when there is none. For small objects (manifest, record).
+    func get(_ key: String) async throws(StoreError) -> Data?
+    /// Puts the file at `path` (streamed from disk) at `key`.
+    func put(_ key: String, file path: String, metadata: ObjectMetadata) async throws(StoreError)
+    func put(_ key: String, data: Data, metadata: ObjectMetadata) async throws(StoreError)
+    /// Puts a copy of the object at `source` at `key`, on the target's side (no upload).
+    func copy(_ source: String, to key: String, metadata: ObjectMetadata) async throws(StoreError)
+    /// Removes `key`; removing what is not there is no error.
+    func delete(_ key: String) async throws(StoreError)
+}
+
+public struct StoredObject: Sendable, Equatable {
+    public var size: UInt64
+    /// The sha256 recorded with the object (S3: `x-amz-meta-sha256` metadata), or computed (folder).
+    public var sha256: String?
+
+    public init(size: UInt64, sha256: String?) {
+        self.size = size
+        self.sha256 = sha256
+    }
+}
+
+public struct ObjectMetadata: Sendable, Equatable {
+    public var contentType: String
+    public var cacheControl: String
+    public var size: UInt64
+    public var sha256: String
+
+    public init(contentType: String, cacheControl: String, size: UInt64, sha256: String) {
+        self.contentType = contentType
+        self.cacheControl = cacheControl
+        self.size = size
+        self.sha256 = sha256
+    }
+}
+
+public enum StoreError: Error, Equatable, CustomStringConvertible {
+    /// The credentials were refused (bad key, bad signature, expired token, no permission).
+    case denied(location: String, operation: String, code: String, message: String)
+    case noSuchBucket(bucket: String)
+    /// Any other refusal from the server, after retries where they make sense.
+    case http(location: String, operation: String, status: Int, code: String, message: String)
+    /// The server could not be reached, after retries.
+    case unreachable(location: String, operation: String, reason: String)
+    /// A local file could not be read or written.
+    case file(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .denied(let location, let operation, let code, let message):
+            return "\(location): \(operation) refused: \(code): \(message) (check AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or the --profile's credentials, and the bucket's permissions)"
+        case .noSuchBucket(let bucket):
+            return "s3://\(bucket): the bucket does not exist (check the name, --endpoint-url and --region)"
+        case .http(let location, let operation, let status, let code, let message):
+            return "\(location): \(operation) failed: HTTP \(status)\(code.isEmpty ? "" : " \(code)")\(message.isEmpty ? "" : ": \(message)")"
+        case .unreachable(let location, let operation, let reason):
+            return "\(location): \(operation) failed: \(reason)"
+        case .file(let path, let reason):
+            return "\(path): \(reason)"
+        }
+    }
+
+    /// Credentials or bucket problems: nothing can be published, and nothing was.
+    public var isAccessProblem: Bool {
+        switch self {
+        case .denied, .noSuchBucket: return true
+        default: return false
+        }
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+
+/// `.coursepack-publish.json`, beside the manifest: what a later publish must still delete.
+/// `removed` maps each archive no published manifest names any more to the time the manifest
+/// that stopped naming it went in (the grace period runs from there); `pending` lists what a
+/// manifest not in place yet names and the live one does not (uploaded for it, or already
+/// there), so a publish killed before its manifest leaves nothing no later publish cleans up.
+public struct PublishRecord: Codable, Sendable, Equatable {
+    public static let key = ".coursepack-publish.json"
+
+    public var version = 1
+    public var removed: [String: String] = [:]
+    public var pending: [String] = []
+
+    public init(removed: [String: String] = [:], pending: [String] = []) {
+        self.removed = removed
+        self.pending = pending
+    }
+
+    func encoded() -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(self)) ?? Data()
+    }
+
+    /// A record that cannot be read is treated as empty: it only ever delays deletions.
+    static func decode(_ data: Data?) -> PublishRecord {
+        guard let data, let record = try? JSONDecoder().decode(PublishRecord.self, from: data) else { return PublishRecord() }
+        return PublishRecord(removed: record.removed.filter { PublishKeys.isSafe($0.key) }, pending: record.pending.filter(PublishKeys.isSafe))
+    }
+}
+
+enum PublishKeys {
+    /// Relative, no `.`/`..`/empty segments, not one of the files a publish itself manages.
+    static func isSafe(_ key: String) -> Bool {
+        guard !key.isEmpty, !key.hasPrefix("/"), key != "manifest.json", key != PublishRecord.key else { return false }
+        return key.split(separator: "/", omittingEmptySubsequences: false).allSatisfy { !$0.isEmpty && $0 != "." && $0 != ".." && !$0.contains("\\") }
+    }
+
+    /// `html/.x.zip.staged-0123abcd…`: where a changed archive goes up first, beside the one the
+    /// live manifest names (the same naming as a local build's staging).
+    static func staged(_ key: String, sha256: String) -> String {
+        let slash = key.lastIndex(of: "/")
+        let folder = slash.map { String(key[...$0]) } ?? ""
+        let name = slash.map { String(key[key.index(after: $0)...]) } ?? key
+        return "\(folder).\(name).staged-\(sha256.prefix(16))"
+    }
+}

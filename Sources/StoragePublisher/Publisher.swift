@@ -1,0 +1,345 @@
+import Crypto
+import Foundation
+import Manifest
+
+public struct PublishOptions: Sendable {
+    /// How long an archive no manifest names any more stays downloadable.
+    public var keepRemoved: TimeInterval
+    /// Uploads in flight at once.
+    public var jobs: Int
+    public var dryRun: Bool
+    /// Every client and CDN must revalidate the manifest before using it.
+    public var cacheControlManifest: String
+    /// Archives may be cached, and are revalidated (by ETag) before use: a block's archive keeps
+    /// its name when its content changes.
+    public var cacheControlArchives: String
+    public var now: @Sendable () -> Date
+
+    public static let defaultCacheControlManifest = "no-cache, max-age=0, must-revalidate"
+    public static let defaultCacheControlArchives = "public, no-cache"
+
+    public init(
+        keepRemoved: TimeInterval = 24 * 3600, jobs: Int = 4, dryRun: Bool = false,
+        cacheControlManifest: String = PublishOptions.defaultCacheControlManifest,
+        cacheControlArchives: String = PublishOptions.defaultCacheControlArchives,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.keepRemoved = keepRemoved
+        self.jobs = max(jobs, 1)
+        self.dryRun = dryRun
+        self.cacheControlManifest = cacheControlManifest
+        self.cacheControlArchives = cacheControlArchives
+        self.now = now
+    }
+}
+
+public enum PublishError: Error, CustomStringConvertible {
+    /// The local folder is not a complete publish.
+    case local(path: String, reason: String)
+    /// The target refused or failed; `changedTarget` says whether anything had been written.
+    case store(StoreError, changedTarget: Bool)
+    case remoteManifest(ManifestError)
+
+    public var description: String {
+        switch self {
+        case .local(let path, let reason): return "\(path): \(reason)"
+        case .store(let error, let changed):
+            return "\(error)" + (changed ? " (the publish stopped before its manifest: clients still get the previous publish, complete)" : " (nothing was changed)")
+        case .remoteManifest(let error): return "\(error) (nothing was changed)"
+        }
+    }
+
+    /// Nothing was written to the target.
+    public var changedNothing: Bool {
+        if case .store(_, let changed) = self { return !changed }
+        return true
+    }
+}
+
+/// Publishes a built folder to a target in the order clients rely on: archives first (a changed
+/// one under a staged name first when the live manifest names it), the manifest last, and the
+/// archives no manifest names any more deleted only once the grace period has passed.
+public struct Publisher: Sendable {
+    public let folder: String
+    public let store: any ObjectStore
+    public let options: PublishOptions
+
+    public init(folder: String, store: any ObjectStore, options: PublishOptions) {
+        self.folder = folder
+        self.store = store
+        self.options = options
+    }
+
+    /// One file the local manifest names.
+    struct LocalFile: Sendable {
+        var key: String
+        var size: UInt64
+        var sha256: String
+    }
+
+    public func publish() async throws(PublishError) -> PublishReport {
+        let started = Date()
+        var report = PublishReport(target: store.location, dryRun: options.dryRun)
+        let local = try readLocalManifest()
+        let files = try localFiles(of: local)
+
+        let remoteData: Data?
+        let record: PublishRecord
+        do {
+            remoteData = try await store.get("manifest.json")
+            record = PublishRecord.decode(try await store.get(PublishRecord.key))
+        } catch {
+            throw .store(error, changedTarget: false)
+        }
+        var remote: CourseManifest?
+        if let remoteData {
+            do {
+                remote = try ManifestFile.decode(remoteData, path: "\(store.location)/manifest.json")
+            } catch {
+                throw .remoteManifest(error)
+            }
+        }
+        let named = Set(files.map(\.key))
+        let live = Set(Self.archives(of: remote).filter(PublishKeys.isSafe))
+
+        // Size and stored sha256 of every object, never its mere existence.
+        let found: [(LocalFile, StoredObject?)]
+        do {
+            found = try await forEach(files) { file throws(StoreError) in (file, try await store.head(file.key)) }
+        } catch {
+            throw .store(error, changedTarget: false)
+        }
+        var uploads: [(file: LocalFile, staged: String?, reason: String)] = []
+        for (file, object) in found {
+            if let object, object.size == file.size, object.sha256 == file.sha256 {
+                report.unchanged += 1
+                continue
+            }
+            // Overwriting an archive the live manifest names would make it name other bytes.
+            let staged = live.contains(file.key) && object != nil ? PublishKeys.staged(file.key, sha256: file.sha256) : nil
+            uploads.append((file, staged, object == nil ? "new" : "changed"))
+        }
+        // What goes up must be what the manifest describes: checked before anything is written.
+        for upload in uploads {
+            let path = folder + "/" + upload.file.key
+            let digest: String
+            do {
+                digest = try FolderStore.sha256(of: path)
+            } catch {
+                throw .local(path: path, reason: "\(error)")
+            }
+            guard digest == upload.file.sha256 else {
+                throw .local(path: path, reason: "sha256 is \(digest), the manifest says \(upload.file.sha256) (run coursepack verify)")
+            }
+        }
+        report.uploads = uploads.map { .init(key: $0.file.key, bytes: $0.file.size, reason: $0.reason, stagedAs: $0.staged) }
+        let localManifestData = ManifestFile.encode(local)
+        let remoteManifestData = remote.map(ManifestFile.encode)
+
+        var next = record
+        next.removed = next.removed.filter { !named.contains($0.key) }
+        let stamp = Self.timestamp(options.now())
+        for key in live.subtracting(named) { next.removed[key] = stamp }
+        let orphans = Set(next.pending).subtracting(named).subtracting(live)
+        for key in orphans where next.removed[key] == nil { next.removed[key] = stamp }
+        // Everything the new manifest names that the live one does not, uploaded now or already
+        // there (even an archive taken back from `removed`): if this publish dies before its
+        // manifest, the next one finds them here and schedules their deletion.
+        next.pending = Array(named.subtracting(live).union(uploads.compactMap { $0.staged })).sorted()
+
+        if options.dryRun {
+            let now = options.now()
+            for (key, since) in next.removed.sorted(by: { $0.key < $1.key }) {
+                let deleteAfter = (Self.date(since) ?? now).addingTimeInterval(options.keepRemoved)
+                if deleteAfter <= now, !live.contains(key) {
+                    report.deleted.append(key)
+                } else {
+                    report.scheduledDeletions.append(.init(key: key, deleteAfter: Self.timestamp(deleteAfter)))
+                }
+            }
+            report.manifestUploaded = remoteManifestData != localManifestData || !uploads.isEmpty
+            report.seconds = Date().timeIntervalSince(started)
+            return report
+        }
+
+        var changed = false
+        do {
+            if next != record {
+                try await putRecord(next, report: &report)
+                changed = true
+            }
+            // 1. Archives: new ones at their names, changed ones beside the ones in use.
+            let first = try await forEach(uploads) { upload throws(StoreError) in
+                let key = upload.staged ?? upload.file.key
+                try await store.put(key, file: folder + "/" + upload.file.key, metadata: archiveMetadata(upload.file))
+                return "PUT \(key)"
+            }
+            report.writes += first
+            changed = changed || !first.isEmpty
+            let staged = uploads.filter { $0.staged != nil }
+            if !staged.isEmpty {
+                // 2. A manifest naming the staged copies, then the copies under their own names.
+                let interim = Self.pointing(local, staged: Dictionary(uniqueKeysWithValues: staged.map { ($0.file.key, $0.staged ?? $0.file.key) }))
+                try await putManifest(ManifestFile.encode(interim), report: &report)
+                report.writes += try await forEach(staged) { upload throws(StoreError) in
+                    guard let source = upload.staged, upload.file.size <= S3Store.largestCopy else {
+                        try await store.put(upload.file.key, file: folder + "/" + upload.file.key, metadata: archiveMetadata(upload.file))
+                        return "PUT \(upload.file.key)"
+                    }
+                    // The bytes are there already: the target copies them, nothing goes up twice.
+                    try await store.copy(source, to: upload.file.key, metadata: archiveMetadata(upload.file))
+                    return "COPY \(source) \(upload.file.key)"
+                }
+            }
+            // 3. The manifest, last.
+            if remoteManifestData != localManifestData || !staged.isEmpty {
+                try await putManifest(localManifestData, report: &report)
+                changed = true
+            }
+            report.bytesUploaded = uploads.reduce(0) { $0 + $1.file.size + ($1.staged != nil && $1.file.size > S3Store.largestCopy ? $1.file.size : 0) }
+
+            // 4. The grace period of what that manifest stopped naming starts now.
+            var after = next
+            let replaced = Self.timestamp(options.now())
+            for key in live.subtracting(named) { after.removed[key] = replaced }
+            for upload in staged { if let key = upload.staged { after.removed[key] = replaced } }
+            after.pending = []
+            let now = options.now()
+            let due = after.removed.filter { (Self.date($0.value) ?? now).addingTimeInterval(options.keepRemoved) <= now }.keys.sorted()
+            if after != next { try await putRecord(after, report: &report) }
+            if !due.isEmpty {
+                for key in due {
+                    try await store.delete(key)
+                    report.writes.append("DELETE \(key)")
+                    report.deleted.append(key)
+                    after.removed[key] = nil
+                }
+                try await putRecord(after, report: &report)
+            }
+            report.scheduledDeletions = after.removed.sorted(by: { $0.key < $1.key }).map {
+                .init(key: $0.key, deleteAfter: Self.timestamp((Self.date($0.value) ?? now).addingTimeInterval(options.keepRemoved)))
+            }
+        } catch {
+            throw .store(error, changedTarget: changed)
+        }
+        report.seconds = Date().timeIntervalSince(started)
+        return report
+    }
+
+    // MARK: Steps
+
+    private func putManifest(_ data: Data, report: inout PublishReport) async throws(StoreError) {
+        let metadata = ObjectMetadata(
+            contentType: "application/json", cacheControl: options.cacheControlManifest, size: UInt64(data.count), sha256: Self.hex(SHA256.hash(data: data)))
+        try await store.put("manifest.json", data: data, metadata: metadata)
+        report.writes.append("PUT manifest.json")
+        report.manifestUploaded = true
+    }
+
+    private func putRecord(_ record: PublishRecord, report: inout PublishReport) async throws(StoreError) {
+        let data = record.encoded()
+        let metadata = ObjectMetadata(contentType: "application/json", cacheControl: "no-store", size: UInt64(data.count), sha256: Self.hex(SHA256.hash(data: data)))
+        try await store.put(PublishRecord.key, data: data, metadata: metadata)
+        report.writes.append("PUT \(PublishRecord.key)")
+    }
+
+    private func archiveMetadata(_ file: LocalFile) -> ObjectMetadata {
+        ObjectMetadata(contentType: "application/zip", cacheControl: options.cacheControlArchives, size: file.size, sha256: file.sha256)
+    }
+
+    private func readLocalManifest() throws(PublishError) -> CourseManifest {
+        let path = folder + "/manifest.json"
+        do {
+            guard let manifest = try ManifestFile.read(path) else { throw PublishError.local(path: path, reason: "no manifest.json: not a published folder (run coursepack build first)") }
+            return manifest
+        } catch let error as PublishError {
+            throw error
+        } catch {
+            throw .local(path: path, reason: "\(error)")
+        }
+    }
+
+    /// Every archive the local manifest names, checked against it: a folder that does not match
+    /// its manifest is never published.
+    private func localFiles(of manifest: CourseManifest) throws(PublishError) -> [LocalFile] {
+        var files: [LocalFile] = []
+        var seen = Set<String>()
+        var entries = manifest.blocks.compactMap { block in block.archive.map { ($0, block.size, block.sha256) } }
+        if let runtime = manifest.runtime { entries.append((runtime.archive, runtime.size, runtime.sha256)) }
+        for (key, size, sha256) in entries where seen.insert(key).inserted {
+            let path = folder + "/" + key
+            guard PublishKeys.isSafe(key), let size, let sha256 else {
+                throw .local(path: folder + "/manifest.json", reason: "\(key): not a publishable archive entry (unsafe path, or no size or sha256)")
+            }
+            var info = stat()
+            guard stat(path, &info) == 0 else { throw .local(path: path, reason: "missing; the manifest names it (run coursepack verify)") }
+            guard UInt64(info.st_size) == size else {
+                throw .local(path: path, reason: "is \(info.st_size) bytes, the manifest says \(size) (run coursepack verify)")
+            }
+            files.append(LocalFile(key: key, size: size, sha256: sha256))
+        }
+        return files
+    }
+
+    /// Runs `body` on every element with at most `options.jobs` at once; results in completion order.
+    private func forEach<Element: Sendable, Result: Sendable>(
+        _ elements: [Element], _ body: @escaping @Sendable (Element) async throws(StoreError) -> Result
+    ) async throws(StoreError) -> [Result] {
+        do {
+            return try await withThrowingTaskGroup(of: Result.self) { group in
+                var results: [Result] = []
+                var iterator = elements.makeIterator()
+                for _ in 0..<options.jobs {
+                    guard let element = iterator.next() else { break }
+                    group.addTask { try await body(element) }
+                }
+                while let result = try await group.next() {
+                    results.append(result)
+                    if let element = iterator.next() { group.addTask { try await body(element) } }
+                }
+                return results
+            }
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw .unreachable(location: store.location, operation: "publish", reason: "\(error)")
+        }
+    }
+
+    // MARK: Helpers
+
+    static func archives(of manifest: CourseManifest?) -> [String] {
+        guard let manifest else { return [] }
+        return manifest.blocks.compactMap(\.archive) + [manifest.runtime?.archive].compactMap { $0 }
+    }
+
+    static func pointing(_ manifest: CourseManifest, staged: [String: String]) -> CourseManifest {
+        var copy = manifest
+        for index in copy.blocks.indices {
+            guard let archive = copy.blocks[index].archive, let path = staged[archive] else { continue }
+            copy.blocks[index].archive = path
+            copy.blocks[index].offlineDownload?.fileURL = path
+        }
+        if let archive = copy.runtime?.archive, let path = staged[archive] { copy.runtime?.archive = path }
+        return copy
+    }
+
+    static func timestamp(_ date: Date) -> String {
+        // Whole milliseconds, rounded down: the formatter rounds to the nearest, which could
+        // record a time later than the moment itself and postpone a due deletion.
+        let date = Date(timeIntervalSince1970: (date.timeIntervalSince1970 * 1000).rounded(.down) / 1000)
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: date)
+    }
+
+    static func date(_ text: String) -> Date? {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.date(from: text)
+    }
+
+    static func hex<D: Sequence>(_ bytes: D) -> String where D.Element == UInt8 {
+        bytes.map { String(format: "%02x", $0) }.joined()
+    }
+}

@@ -1,0 +1,60 @@
+import Foundation
+import Manifest
+import StoragePublisher
+import Testing
+import TestSupport
+
+/// `coursepack publish DIR --to FOLDER`: a web root gets the same order and the same checks.
+struct PublishToFolderTests {
+    @Test func aWebRootGetsACompletePublishAndADryRunChangesNothing() throws {
+        let root = TestSupport.temporaryFolder("publish-folder")
+        try TestSupport.copy(TestSupport.exampleCourse, to: root + "/course")
+        #expect(try TestSupport.coursepack(["build", root + "/course", "--out", root + "/out"]).status == 0)
+        let web = root + "/www/course"
+
+        let dry = try TestSupport.coursepack(["publish", root + "/out", "--to", web, "--dry-run"])
+        #expect(dry.status == 0, "\(dry.stderr)")
+        #expect(dry.stdout.contains("upload    html/welcome_page.zip"), "\(dry.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: web))
+
+        let first = try TestSupport.coursepack(["publish", root + "/out", "--to", web, "--report", root + "/report.json"])
+        #expect(first.status == 0, "\(first.stderr)")
+        let verify = try TestSupport.coursepack(["verify", web])
+        #expect(verify.status == 0, "\(verify.stderr)")
+        let local = try #require(try ManifestFile.read(root + "/out/manifest.json"))
+        #expect(try ManifestFile.read(web + "/manifest.json") == local)
+        let report = try JSONDecoder().decode(PublishReport.self, from: Data(TestSupport.read(root + "/report.json")))
+        #expect(report.writes.last { !$0.contains(PublishRecord.key) } == "PUT manifest.json")
+        #expect(report.uploads.count == local.blocks.compactMap(\.archive).count + (local.runtime == nil ? 0 : 1))
+
+        // A corrupted copy in the web root is found by its digest and replaced, never trusted.
+        try TestSupport.writeBytes(Array("not a zip".utf8), to: web + "/html/welcome_page.zip")
+        let repair = try TestSupport.coursepack(["publish", root + "/out", "--to", web, "--report", root + "/report2.json"])
+        #expect(repair.status == 0, "\(repair.stderr)")
+        let second = try JSONDecoder().decode(PublishReport.self, from: Data(TestSupport.read(root + "/report2.json")))
+        #expect(second.uploads.map(\.key) == ["html/welcome_page.zip"])
+        #expect(try TestSupport.coursepack(["verify", web]).status == 0)
+    }
+
+    @Test func aFolderThatDoesNotMatchItsManifestIsNotPublished() throws {
+        let root = TestSupport.temporaryFolder("publish-broken")
+        try TestSupport.copy(TestSupport.exampleCourse, to: root + "/course")
+        #expect(try TestSupport.coursepack(["build", root + "/course", "--out", root + "/out"]).status == 0)
+        try FileManager.default.removeItem(atPath: root + "/out/html/welcome_page.zip")
+        let result = try TestSupport.coursepack(["publish", root + "/out", "--to", root + "/www"])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("html/welcome_page.zip: missing"), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: root + "/www/manifest.json"))
+
+        // Same size, other bytes: found by its digest before anything is written.
+        #expect(try TestSupport.coursepack(["build", root + "/course", "--out", root + "/out"]).status == 0)
+        let archive = root + "/out/html/styled_page.zip"
+        var bytes = TestSupport.read(archive)
+        bytes[bytes.count / 2] ^= 0xFF
+        try TestSupport.writeBytes(bytes, to: archive)
+        let damaged = try TestSupport.coursepack(["publish", root + "/out", "--to", root + "/www"])
+        #expect(damaged.status == 2)
+        #expect(damaged.stderr.contains("html/styled_page.zip: sha256 is"), "\(damaged.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: root + "/www"))
+    }
+}
