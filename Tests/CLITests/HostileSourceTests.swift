@@ -31,10 +31,10 @@ import TestSupport
         #expect(Date().timeIntervalSince(started) < 30)
         #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
         #expect(result.stderr.contains("welcome_page"), "\(result.stderr)")
-        #expect(!FileManager.default.fileExists(atPath: target + "/html/welcome_page"))
-        #expect(FileManager.default.fileExists(atPath: target + "/html/styled_page/index.html"), "the other blocks install")
+        #expect(!FileManager.default.fileExists(atPath: target + exampleFolder + "/html/welcome_page"))
+        #expect(FileManager.default.fileExists(atPath: target + exampleFolder + "/html/styled_page/index.html"), "the other blocks install")
         // Nothing is left in downloads/ but plain files no larger than the manifest allows.
-        let folder = target + "/.coursepack-sync/downloads"
+        let folder = target + exampleFolder + "/.coursepack-sync/downloads"
         for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
             var info = stat()
             #expect(lstat(folder + "/" + name, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG && info.st_size < 1 << 20, "\(name)")
@@ -52,7 +52,7 @@ import TestSupport
         let sent = String(decoding: TestSupport.read(log), as: UTF8.self).split(separator: "\n").filter { $0.hasPrefix("SENT ") }
             .compactMap { Int($0.split(separator: " ").last ?? "") }
         #expect(!sent.isEmpty && sent.allSatisfy { $0 < 64 << 20 }, "the server could push \(sent) bytes")
-        #expect(FileManager.default.fileExists(atPath: target + "/html/styled_page/index.html"))
+        #expect(FileManager.default.fileExists(atPath: target + exampleFolder + "/html/styled_page/index.html"))
     }
 
     /// One byte a second never trips the idle timeout, but the transfer has a deadline.

@@ -322,7 +322,8 @@ struct PublishToS3Tests {
         #expect(sync.status == 0, "\(sync.stderr)")
         let local = try #require(try ManifestFile.read(out + "/manifest.json"))
         for block in local.blocks where block.archive != nil {
-            let folder = device + "/" + String(try #require(block.archive).dropLast(4))
+            // A device folder holds each course in its own folder (TARGET/<course>/).
+            let folder = device + "/CoursepackX+CP101+2026/" + String(try #require(block.archive).dropLast(4))
             #expect(FileManager.default.fileExists(atPath: folder + "/index.html"), "\(folder)")
         }
     }
