@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 from html.parser import HTMLParser
 from urllib.parse import quote, unquote
@@ -191,6 +192,20 @@ def test_pages_served_by_coursepack_serve_work_over_loopback(tmp_path_factory):
             cues = driver.execute_script(
                 "var v = document.querySelector('video'); return Array.prototype.map.call(v.textTracks, function (t) { return t.cues ? t.cues.length : 0; });")
             assert cues and all(count > 0 for count in cues), cues
+
+            # An answer submitted on a served page reaches the course's outbox, CAPA-named.
+            from selenium.webdriver.common.by import By
+            driver.get(served + "problem/offline_quiz/index.html")
+            driver.find_elements(By.CSS_SELECTOR, "input[type=radio]")[1].click()
+            driver.find_element(By.CSS_SELECTOR, "button.coursepack-submit").click()
+            for _ in range(50):
+                if "Submitted" in driver.find_element(By.CSS_SELECTOR, ".coursepack-answer-status").text:
+                    break
+                time.sleep(0.1)
+            assert "Submitted" in driver.find_element(By.CSS_SELECTOR, ".coursepack-answer-status").text
+            listed = subprocess.run([coursepack(), "answers", os.path.dirname(course), "--json"], capture_output=True, text=True)
+            entries = json.loads(listed.stdout)
+            assert [(e["state"], e["fields"]) for e in entries] == [("pending", {"input_offline_quiz_2_1": ["choice_1"]})]
         finally:
             driver.quit()
     finally:
