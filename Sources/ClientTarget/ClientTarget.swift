@@ -83,11 +83,16 @@ public struct ClientTarget: Sendable {
         public var pins: [String] = []
         /// Usage id → last use (seconds since 1970): install, or `markOpened`.
         public var lastUse: [String: Double] = [:]
+        /// Usage id → when the learner last opened it (`markOpened` only), for progress.
+        public var opened: [String: Double]?
+        /// Usage id → the opening the LMS has been told about as a completion.
+        public var completionsSent: [String: Double]?
 
         enum CodingKeys: String, CodingKey {
             case courseID = "course_id"
-            case source, pins
+            case source, pins, opened
             case lastUse = "last_use"
+            case completionsSent = "completions_sent"
         }
     }
 
@@ -135,10 +140,37 @@ public struct ClientTarget: Sendable {
             guard block.isOffline, let archive = block.archive, let blockFolder = SyncClient.installFolder(ofArchive: archive),
                 FileManager.default.fileExists(atPath: root + "/" + folder + "/" + blockFolder + "/index.html")
             else { throw .notInstalled(blockID: blockID, reason: block.isOffline ? "not downloaded to this device" : "needs the network (\(block.reason ?? "online only"))") }
-            try updateState { state throws(ClientError) in state.courses[folder]?.lastUse[blockID] = time.timeIntervalSince1970 }
+            try updateState { state throws(ClientError) in
+                guard var record = state.courses[folder] else { return }
+                record.lastUse[blockID] = time.timeIntervalSince1970
+                var opened = record.opened ?? [:]
+                opened[blockID] = time.timeIntervalSince1970
+                record.opened = opened
+                state.courses[folder] = record
+            }
             return root + "/" + folder + "/" + blockFolder + "/index.html"
         }
         throw .unknownID(id: blockID, course: nil)
+    }
+
+    // MARK: - Progress made offline
+
+    /// Blocks of the course in `folder` opened since the LMS was last told, in usage-id order.
+    public func pendingCompletions(inCourseFolder folder: String) throws(ClientError) -> [String] {
+        guard let record = try readState().courses[folder] else { return [] }
+        let sent = record.completionsSent ?? [:]
+        return (record.opened ?? [:]).filter { id, time in (sent[id] ?? -1) < time }.keys.sorted()
+    }
+
+    /// Records that the LMS accepted these blocks' completions, as of the openings just sent.
+    public func markCompletionsSent(_ ids: [String], inCourseFolder folder: String) throws(ClientError) {
+        try updateState { state throws(ClientError) in
+            guard var record = state.courses[folder] else { return }
+            var sent = record.completionsSent ?? [:]
+            for id in ids { sent[id] = record.opened?[id] ?? Date().timeIntervalSince1970 }
+            record.completionsSent = sent
+            state.courses[folder] = record
+        }
     }
 
     func makeFolder(_ path: String) throws(ClientError) {

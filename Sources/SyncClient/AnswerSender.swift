@@ -134,6 +134,32 @@ public struct AnswerSender: Sendable {
         return summary
     }
 
+    public enum CompletionOutcome: Sendable, Equatable {
+        case sent
+        /// Kept for a later try: the LMS could not be reached or answered 5xx.
+        case kept(String)
+        /// 401 or 403: the learner must sign in again.
+        case signInRequired
+        /// Another 4xx: the LMS refused these completions; they are kept and shown.
+        case refused(String)
+    }
+
+    /// Tells the LMS that `blocks` (opened offline) are complete, through its completion batch API,
+    /// `POST {lms}/api/completion/v1/completion-batch` with `{username, course_key, blocks}`.
+    public func sendCompletions(username: String, blocks: [String]) async -> CompletionOutcome {
+        guard !blocks.isEmpty else { return .sent }
+        guard let url = URL(string: "\(lmsURL)/api/completion/v1/completion-batch") else { return .refused("the LMS URL is not valid") }
+        let body: [String: Any] = ["username": username, "course_key": courseID, "blocks": Dictionary(uniqueKeysWithValues: blocks.map { ($0, 1.0) })]
+        guard let data = try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys]) else { return .refused("cannot encode") }
+        switch await send(url: url, body: data, contentType: "application/json") {
+        case .success(200...299, _): return .sent
+        case .success(401, _), .success(403, _): return .signInRequired
+        case .success(400...499, let body): return .refused(Self.message(from: body))
+        case .success(let status, _): return .kept("the LMS answered HTTP \(status)")
+        case .failure(let reason): return .kept(reason)
+        }
+    }
+
     /// The LMS's own words: `{"error": …}`, `{"success": …}` or `{"message": …}`, else the body.
     static func message(from body: String) -> String {
         if let object = try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any] {
@@ -163,10 +189,14 @@ public struct AnswerSender: Sendable {
 
     private func post(_ entry: AnswerEntry) async -> Outcome {
         guard let url = handlerURL(for: entry.usageID) else { return .failure("the LMS URL is not valid") }
+        return await send(url: url, body: Self.formBody(entry.fields), contentType: "application/x-www-form-urlencoded; charset=UTF-8")
+    }
+
+    private func send(url: URL, body: Data, contentType: String) async -> Outcome {
         var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
         request.httpMethod = "POST"
-        request.httpBody = Self.formBody(entry.fields)
-        request.setValue("application/x-www-form-urlencoded; charset=UTF-8", forHTTPHeaderField: "Content-Type")
+        request.httpBody = body
+        request.setValue(contentType, forHTTPHeaderField: "Content-Type")
         request.setValue("application/json", forHTTPHeaderField: "Accept")
         request.setValue("XMLHttpRequest", forHTTPHeaderField: "X-Requested-With")
         switch credential {

@@ -55,6 +55,9 @@ struct Sync: AsyncParsableCommand {
     @Option(name: .customLong("lms-token-file"), help: "File holding an access token (or a line `Cookie: sessionid=…; csrftoken=…`).")
     var lmsTokenFile: String?
 
+    @Option(name: .customLong("lms-username"), help: "The learner's LMS username, for sending the blocks opened offline as completions (default: COURSEPACK_LMS_USERNAME).")
+    var lmsUsername: String?
+
     func validate() throws {
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
         if let budget, ByteSize.parse(budget) == nil {
@@ -108,6 +111,26 @@ struct Sync: AsyncParsableCommand {
             print("coursepack: answers: \(outcome.sent) sent, \(outcome.conflicts) held (the block changed), \(outcome.rejected) rejected, \(outcome.kept) kept for later")
             if outcome.signInRequired { printError("error: \(lmsURL) refused the credentials (401/403): sign in again; the answers are kept") }
             answersKept = outcome.kept > 0
+            // Progress made offline: the blocks opened since the LMS was last told.
+            if let username = lmsUsername ?? ProcessInfo.processInfo.environment["COURSEPACK_LMS_USERNAME"], !outcome.signInRequired {
+                let opened = try orExitBadInput { try clientTarget.pendingCompletions(inCourseFolder: folder) }
+                let courseID = try orExitBadInput { try clientTarget.readState().courses[folder]?.courseID } ?? ""
+                let sender = AnswerSender(lmsURL: lmsURL, courseID: courseID, credential: credential, timeout: network.connectTimeout + network.idleTimeout)
+                switch await sender.sendCompletions(username: username, blocks: opened) {
+                case .sent:
+                    try orExitBadInput { try clientTarget.markCompletionsSent(opened, inCourseFolder: folder) }
+                    print("coursepack: progress: \(opened.count) blocks opened offline sent as completions")
+                case .kept(let reason):
+                    print("coursepack: progress: \(opened.count) completions kept for later (\(reason))")
+                    answersKept = true
+                case .signInRequired:
+                    printError("error: \(lmsURL) refused the credentials (401/403): sign in again; the completions are kept")
+                    answersKept = true
+                case .refused(let message):
+                    printError("error: the LMS refused the completions: \(message); they are kept")
+                    answersKept = true
+                }
+            }
         }
         var request = ClientTarget.SyncRequest(source: SyncSource(source))
         request.selection = blocks

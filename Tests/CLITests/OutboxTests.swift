@@ -172,4 +172,31 @@ import TestSupport
         #expect(badName.status == 2 && badName.stderr.contains("CAPA input names"))
         #expect(try states(target).isEmpty)
     }
+
+    @Test func blocksOpenedOfflineAreSentAsCompletionsOnceAndKeptOnFailure() throws {
+        let (course, published, target, token) = try device()
+        let lms = try startLMS(course: course)
+        defer { #expect(lms.process.stop(), "the fake LMS outlived its test") }
+        for block in ["block-v1:CoursepackX+CP101+2026+type@html+block@welcome_page", Self.quiz] {
+            #expect(try TestSupport.coursepack(["open", target, block]).status == 0)
+        }
+        try lms.fail(["completion": [500]])
+        func submit() throws -> TestSupport.ProcessResult {
+            try TestSupport.coursepack(["sync", published, "--to", target, "--submit", "--lms-url", lms.url, "--lms-token-file", token, "--lms-username", "learner1"])
+        }
+        let failed = try submit()
+        #expect(failed.status == 1 && failed.stdout.contains("2 completions kept for later"), "\(failed.stdout)\(failed.stderr)")
+        let sent = try submit()
+        #expect(sent.status == 0 && sent.stdout.contains("2 blocks opened offline sent as completions"), "\(sent.stdout)\(sent.stderr)")
+        let batches = lms.requests().compactMap { $0["completion"] as? [String: Any] }
+        #expect(batches.count == 2)
+        #expect(batches.last?["username"] as? String == "learner1")
+        #expect(batches.last?["course_key"] as? String == "course-v1:CoursepackX+CP101+2026")
+        #expect((batches.last?["blocks"] as? [String: Double]) == [
+            "block-v1:CoursepackX+CP101+2026+type@html+block@welcome_page": 1.0, Self.quiz: 1.0,
+        ])
+        // Nothing opened since: nothing more is sent.
+        #expect(try submit().stdout.contains("0 blocks opened offline sent as completions"))
+        #expect(lms.requests().compactMap { $0["completion"] as? [String: Any] }.filter { !(($0["blocks"] as? [String: Any]) ?? [:]).isEmpty }.count == 2)
+    }
 }
