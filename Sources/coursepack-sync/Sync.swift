@@ -94,16 +94,16 @@ struct Sync: AsyncParsableCommand {
                 printError("error: \(error)")
                 throw ExitCode(ExitStatus.badInput)
             }
-            // The answers wait in the course folder they were given in.
-            let folder = try await orExitBadInput { () async throws -> String in
+            // One look at the server's current manifest: it names the course folder the answers
+            // wait in, and an answer to a block changed since is held against it.
+            let (server, folder) = try await orExitBadInput { () async throws -> (CourseManifest, String) in
                 let server = try await SyncClient.serverManifest(SyncSource(source), timeouts: network.timeouts)
-                return try clientTarget.courseFolder(for: server.courseID)
+                return (server, try clientTarget.courseFolder(for: server.courseID))
             }
-            let client = SyncClient(options: .init(source: SyncSource(source), target: target + "/" + folder, jobs: jobs, timeouts: network.timeouts))
-            // Against the server's current manifest, so an answer to a block changed since is held.
+            let sender = AnswerSender(lmsURL: lmsURL, courseID: server.courseID, credential: credential, timeout: network.connectTimeout + network.idleTimeout)
             let outcome: AnswerSender.Summary
             do {
-                outcome = try await client.flushOutbox(lmsURL: lmsURL, credential: credential, timeout: network.connectTimeout + network.idleTimeout)
+                outcome = try await sender.flush(Outbox(folder: SyncClient.stateFolder(of: target + "/" + folder)), server: server)
             } catch {
                 printError("error: \(error)")
                 throw ExitCode(ExitStatus.badInput)
@@ -114,8 +114,6 @@ struct Sync: AsyncParsableCommand {
             // Progress made offline: the blocks opened since the LMS was last told.
             if let username = lmsUsername ?? ProcessInfo.processInfo.environment["COURSEPACK_LMS_USERNAME"], !outcome.signInRequired {
                 let opened = try orExitBadInput { try clientTarget.pendingCompletions(inCourseFolder: folder) }
-                let courseID = try orExitBadInput { try clientTarget.readState().courses[folder]?.courseID } ?? ""
-                let sender = AnswerSender(lmsURL: lmsURL, courseID: courseID, credential: credential, timeout: network.connectTimeout + network.idleTimeout)
                 switch await sender.sendCompletions(username: username, blocks: opened) {
                 case .sent:
                     try orExitBadInput { try clientTarget.markCompletionsSent(opened, inCourseFolder: folder) }
