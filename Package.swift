@@ -87,6 +87,7 @@ let package = Package(
         .testTarget(name: "ManifestTests", dependencies: ["Manifest", "TestSupport"]),
         .testTarget(name: "PackagerTests", dependencies: ["Packager", "Manifest", "ZipArchive", "CourseExport", "BlockRenderer", "TestSupport"]),
         .testTarget(name: "ClientLibraryTests", dependencies: ["ClientTarget", "Manifest"]),
+        .testTarget(name: "SyncClientTests", dependencies: ["SyncClient", "Manifest", "TestSupport"]),
         .testTarget(name: "AWSSigV4Tests", dependencies: ["AWSSigV4"]),
         .testTarget(name: "StoragePublisherTests", dependencies: ["StoragePublisher", "AWSSigV4", "Manifest", "coursepack", "coursepack-sync", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["coursepack", "coursepack-sync", "Manifest", "TestSupport"]),

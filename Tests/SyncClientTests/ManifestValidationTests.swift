@@ -1,0 +1,117 @@
+import Manifest
+import Testing
+
+@testable import SyncClient
+
+/// A server's manifest is untrusted: every rule that refuses one, each shown by the smallest
+/// manifest that breaks it, and the reason the refusal gives.
+@Suite struct ManifestValidationTests {
+    typealias F = ManifestFixtures
+
+    /// The refusal's reason, or nil when the manifest is accepted.
+    func refusal(_ manifest: CourseManifest) -> String? {
+        do {
+            try ManifestValidation.check(manifest, source: "https://cdn.example.org/c/manifest.json")
+            return nil
+        } catch {
+            guard case .unsafeManifest(let source, let reason) = error else { return "unexpected error \(error)" }
+            #expect(source == "https://cdn.example.org/c/manifest.json", "the refusal names the manifest")
+            return reason
+        }
+    }
+
+    @Test func aPlainManifestIsAccepted() {
+        let manifest = F.manifest([
+            F.block("a"), F.block("b", type: "problem"), F.onlineOnly("talk"), F.block("x_y-z~1.2", type: "video"),
+            F.block("math", runtime: F.runtime().archive),
+        ], runtime: F.runtime())
+        #expect(refusal(manifest) == nil)
+    }
+
+    @Test func anInstallFolderIsTheArchivePathWithoutZip() {
+        #expect(ManifestValidation.installFolder(of: "html/a.zip") == "html/a")
+        #expect(ManifestValidation.installFolder(of: "runtime/0123456789abcdef.zip") == "runtime/0123456789abcdef")
+    }
+
+    /// Only `<type>/<name>.zip` of plain ASCII parts: nothing escapes the target, nothing lands
+    /// in the client's dot-folders, no block folder is a type folder or inside another block's.
+    @Test(arguments: [
+        "html.zip", "html/a/b.zip", "html/a", "html/a.ZIP", "html/a.tar", "../a.zip", "html/../a.zip", "/html/a.zip",
+        "html//a.zip", "html/.zip", ".coursepack-sync/a.zip", "html/.hidden.zip", "./a.zip", "html/a b.zip",
+        "html/a%2F.zip", "html\\a.zip", "html/é.zip", "html/a:b.zip", "", ".zip", "html/a.zip/", "html/a\u{0}.zip",
+    ])
+    func unsafeArchivePathsAreRefused(archive: String) {
+        #expect(ManifestValidation.installFolder(of: archive) == nil)
+        let reason = refusal(F.manifest([F.block("a"), F.block("bad", archive: archive)]))
+        #expect(reason == "block \(F.usageID("bad")) has an unsafe archive path \"\(archive)\"")
+    }
+
+    @Test func aBlockListedTwiceIsRefused() {
+        let reason = refusal(F.manifest([F.block("a"), F.block("b"), F.block("a", archive: "html/a2.zip")]))
+        #expect(reason == "block \(F.usageID("a")) is listed twice")
+    }
+
+    @Test func anOnlineOnlyBlockListedTwiceIsRefusedToo() {
+        #expect(refusal(F.manifest([F.onlineOnly("talk"), F.onlineOnly("talk")])) == "block \(F.usageID("talk", type: "discussion")) is listed twice")
+    }
+
+    @Test(arguments: ["html/a.zip", "html/A.zip", "HTML/a.zip"])
+    func twoBlocksUnpackingIntoOneFolderAreRefused(second: String) {
+        let reason = refusal(F.manifest([F.block("a"), F.block("b", archive: second)]))
+        #expect(reason == "two blocks unpack into \"\(String(second.dropLast(4)))\" (names may differ only by case)")
+    }
+
+    @Test func aBlockUnpackingIntoTheRuntimeFolderIsRefused() {
+        let runtime = F.runtime()
+        let reason = refusal(F.manifest([F.block("a", archive: runtime.archive)], runtime: runtime))
+        #expect(reason == "two blocks unpack into \"runtime/0123456789abcdef\" (names may differ only by case)")
+    }
+
+    @Test(arguments: ["runtime.zip", "html/0123456789abcdef.zip", "runtime/a/b.zip", "runtime/../x.zip", "runtime/.x.zip"])
+    func aRuntimeOutsideTheRuntimeFolderIsRefused(archive: String) {
+        var runtime = F.runtime()
+        runtime.archive = archive
+        #expect(refusal(F.manifest([F.block("a")], runtime: runtime)) == "the runtime archive has an unsafe path \"\(archive)\"")
+    }
+
+    @Test func aRuntimeWithoutAPlausibleSizeOrDigestIsRefused() {
+        for broken in [
+            RuntimeArchive(archive: "runtime/r.zip", size: ManifestValidation.maximumArchiveSize + 1, sha256: F.digest(1), contentHash: F.digest(2)),
+            RuntimeArchive(archive: "runtime/r.zip", size: 10, sha256: String(F.digest(1).dropLast()), contentHash: F.digest(2)),
+            RuntimeArchive(archive: "runtime/r.zip", size: 10, sha256: String(repeating: "AB", count: 32), contentHash: F.digest(2)),
+        ] {
+            #expect(refusal(F.manifest([], runtime: broken)) == "the runtime archive has no plausible size or sha256")
+        }
+    }
+
+    @Test func sizesMustBeGivenAndBelowTheLimit() {
+        var missing = F.block("a")
+        missing.size = nil
+        #expect(refusal(F.manifest([missing])) == "block \(F.usageID("a")) has no plausible archive size (none)")
+        let huge = F.block("a", size: ManifestValidation.maximumArchiveSize + 1)
+        #expect(refusal(F.manifest([huge])) == "block \(F.usageID("a")) has no plausible archive size (\(ManifestValidation.maximumArchiveSize + 1))")
+        #expect(refusal(F.manifest([F.block("a", size: ManifestValidation.maximumArchiveSize)])) == nil)
+        #expect(refusal(F.manifest([F.block("a", size: 0)])) == nil)
+    }
+
+    @Test(arguments: ["", "abc", String(repeating: "0", count: 63), String(repeating: "0", count: 65), String(repeating: "A", count: 64),
+        String(repeating: "g", count: 64), String(repeating: "0", count: 62) + "/."])
+    func aBlockWithoutAValidSha256IsRefused(sha: String) {
+        var block = F.block("a")
+        block.sha256 = sha
+        #expect(refusal(F.manifest([block])) == "block \(F.usageID("a")) has no valid sha256")
+    }
+
+    @Test func aBlockWithNoSha256IsRefused() {
+        var block = F.block("a")
+        block.sha256 = nil
+        #expect(refusal(F.manifest([block])) == "block \(F.usageID("a")) has no valid sha256")
+    }
+
+    /// An online-only entry is never downloaded, installed or deleted, so its other fields do not matter.
+    @Test func onlineOnlyBlocksAreNotCheckedForArchives() {
+        var listed = F.onlineOnly("talk")
+        listed.archive = "../../etc/passwd"
+        #expect(refusal(F.manifest([F.block("a"), listed])) == nil)
+    }
+}
