@@ -119,9 +119,16 @@ public struct Outbox: Sendable {
         let folder = DurableFile.folder(of: path)
         try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let existed = access(path, F_OK) == 0
-        let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        let fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw .unwritable(path: path, reason: String(cString: strerror(errno))) }
         defer { close(fd) }
+        // A crash may have cut the last record short: start on a line of its own, or this
+        // record would be glued to the torn one and ignored with it.
+        var info = stat()
+        var last: UInt8 = 0
+        if fstat(fd, &info) == 0, info.st_size > 0, pread(fd, &last, 1, info.st_size - 1) == 1, last != UInt8(ascii: "\n") {
+            line.insert(UInt8(ascii: "\n"), at: 0)
+        }
         let written = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         guard written == line.count, fsync(fd) == 0 else {
             throw .unwritable(path: path, reason: String(cString: strerror(errno)))
