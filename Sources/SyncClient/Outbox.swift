@@ -90,7 +90,10 @@ public struct Outbox: Sendable {
             guard let record = try? decoder.decode(Record.self, from: Data(line)) else { continue }
             latest[record.entry.id] = record.entry
         }
-        return latest.values.sorted { ($0.timestamp, $0.id) < ($1.timestamp, $1.id) }
+        // By instant, not by text: `add` takes any ISO 8601 form (with or without milliseconds,
+        // any offset), whose strings do not sort as their times do.
+        let dated = latest.values.map { (Self.parseTimestamp($0.timestamp) ?? .distantPast, $0) }
+        return dated.sorted { ($0.0, $0.1.timestamp, $0.1.id) < ($1.0, $1.1.timestamp, $1.1.id) }.map(\.1)
     }
 
     /// Records a new answer. Its id must be new; fields must name CAPA inputs.
