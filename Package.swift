@@ -85,7 +85,10 @@ let package = Package(
         .testTarget(name: "CourseExportTests", dependencies: ["CourseExport", "TestSupport"]),
         .testTarget(name: "LinkRewriterTests", dependencies: ["LinkRewriter"]),
         .testTarget(name: "ManifestTests", dependencies: ["Manifest", "TestSupport"]),
-        .testTarget(name: "PackagerTests", dependencies: ["Packager", "Manifest", "ZipArchive", "CourseExport", "BlockRenderer", "TestSupport"]),
+        .testTarget(
+            name: "PackagerTests", dependencies: ["Packager", "Manifest", "ZipArchive", "CourseExport", "BlockRenderer", "TestSupport"],
+            exclude: ["Snapshots"]
+        ),
         .testTarget(name: "ClientLibraryTests", dependencies: ["ClientTarget", "Manifest"]),
         .testTarget(name: "SyncClientTests", dependencies: ["SyncClient", "Manifest", "TestSupport"]),
         .testTarget(name: "AWSSigV4Tests", dependencies: ["AWSSigV4"]),
