@@ -61,8 +61,8 @@ public enum OutboxError: Error, Equatable, CustomStringConvertible {
 
 /// Answers given offline, kept in an append-only journal (`outbox.jsonl`): each line records an
 /// answer or a change of its state and is synced to disk before the call returns, so nothing
-/// acknowledged is lost to a crash or a power cut; a line cut short by one is ignored when the
-/// journal is read. An append-only file rather than SQLite: a few records a day per learner,
+/// acknowledged is lost to a crash or a power cut; a line cut short by one, or damaged, is
+/// skipped when the journal is read, costing that record only. An append-only file rather than SQLite: a few records a day per learner,
 /// no query beyond "in timestamp order", and no library for an app to link.
 ///
 /// Sending is at least once: an answer is marked `sending` before its request, so one whose
