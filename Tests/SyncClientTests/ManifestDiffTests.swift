@@ -6,47 +6,47 @@ import TestSupport
 
 /// `coursepack diff` and `sync` must tell the same story about two manifests.
 @Suite struct ManifestDiffTests {
-    typealias F = ManifestFixtures
-
     func ids(_ blocks: [BlockEntry]) -> [String] { blocks.map(\.usageID) }
 
     @Test func blocksAreAddedChangedRemovedOrUnchanged() {
-        let old = F.manifest([F.block("same"), F.block("edited"), F.block("gone"), F.block("nowOnline", type: "video"), F.onlineOnly("talk")])
-        let new = F.manifest([
-            F.block("same"), F.block("edited", version: 3, size: 70), F.onlineOnly("nowOnline", type: "video"), F.onlineOnly("talk"),
-            F.block("fresh", size: 30),
+        let old = Fixture.manifest([
+            Fixture.block("same"), Fixture.block("edited"), Fixture.block("gone"), Fixture.block("nowOnline", type: "video"), Fixture.onlineOnly("talk"),
+        ])
+        let new = Fixture.manifest([
+            Fixture.block("same"), Fixture.block("edited", version: 3, size: 70), Fixture.onlineOnly("nowOnline", type: "video"), Fixture.onlineOnly("talk"),
+            Fixture.block("fresh", size: 30),
         ])
         let diff = ManifestDiff(old: old, new: new)
-        #expect(ids(diff.added) == [F.usageID("fresh")])
-        #expect(ids(diff.changed) == [F.usageID("edited")])
+        #expect(ids(diff.added) == [Fixture.usageID("fresh")])
+        #expect(ids(diff.changed) == [Fixture.usageID("edited")])
         #expect(diff.changed.first?.size == 70, "a changed block carries the new entry")
-        #expect(ids(diff.removed) == [F.usageID("nowOnline", type: "video"), F.usageID("gone")])
+        #expect(ids(diff.removed) == [Fixture.usageID("nowOnline", type: "video"), Fixture.usageID("gone")])
         #expect(diff.removed.first?.archive == "video/nowOnline.zip", "a removed block carries the entry whose archive goes")
         // Online-only blocks are never downloaded: listed as unchanged, whatever they were.
-        #expect(ids(diff.unchanged) == [F.usageID("same"), F.usageID("talk", type: "discussion")])
+        #expect(ids(diff.unchanged) == [Fixture.usageID("same"), Fixture.usageID("talk", type: "discussion")])
         #expect(diff.bytesToDownload == 100)
     }
 
     @Test func withoutAnOldManifestEveryOfflineBlockIsAdded() {
-        let diff = ManifestDiff(old: nil, new: F.manifest([F.block("a"), F.onlineOnly("talk")]))
-        #expect(ids(diff.added) == [F.usageID("a")])
-        #expect(ids(diff.unchanged) == [F.usageID("talk", type: "discussion")])
+        let diff = ManifestDiff(old: nil, new: Fixture.manifest([Fixture.block("a"), Fixture.onlineOnly("talk")]))
+        #expect(ids(diff.added) == [Fixture.usageID("a")])
+        #expect(ids(diff.unchanged) == [Fixture.usageID("talk", type: "discussion")])
         #expect(diff.changed.isEmpty && diff.removed.isEmpty)
     }
 
     @Test func aBlockThatBecomesAvailableOfflineIsAdded() {
-        let diff = ManifestDiff(old: F.manifest([F.onlineOnly("clip", type: "video")]), new: F.manifest([F.block("clip", type: "video")]))
-        #expect(ids(diff.added) == [F.usageID("clip", type: "video")])
+        let diff = ManifestDiff(old: Fixture.manifest([Fixture.onlineOnly("clip", type: "video")]), new: Fixture.manifest([Fixture.block("clip", type: "video")]))
+        #expect(ids(diff.added) == [Fixture.usageID("clip", type: "video")])
     }
 
     @Test func theSameDownloadMeansTheSameArchiveBytesContentAndPath() {
-        let installed = F.block("a")
-        #expect(F.block("a").isSameDownload(as: installed))
+        let installed = Fixture.block("a")
+        #expect(Fixture.block("a").isSameDownload(as: installed))
         var other = installed
-        other.sha256 = F.digest(9)
+        other.sha256 = Fixture.digest(9)
         #expect(!other.isSameDownload(as: installed), "new archive bytes")
         other = installed
-        other.contentHash = F.digest(9)
+        other.contentHash = Fixture.digest(9)
         #expect(!other.isSameDownload(as: installed), "new content")
         other = installed
         other.archive = "html/b.zip"
@@ -55,7 +55,7 @@ import TestSupport
         other = installed
         other.displayName = "Renamed"
         other.lastModified = "2026-12-01T00:00:00Z"
-        other.parents = [F.otherUnit]
+        other.parents = [Fixture.otherUnit]
         other.requiresNetwork = ["https://cdn.example.org/x.js"]
         #expect(other.isSameDownload(as: installed))
     }
@@ -69,12 +69,12 @@ import TestSupport
             for name in ["a", "b", "c", "d", "e", "f"] {
                 switch Int.random(in: 0..<5, using: &random) {
                 case 0: continue
-                case 1: blocks.append(F.onlineOnly(name, type: "html"))
-                case 2: blocks.append(F.block(name, archive: "html/\(name)-moved.zip"))
-                default: blocks.append(F.block(name, version: Int.random(in: 1...2, using: &random)))
+                case 1: blocks.append(Fixture.onlineOnly(name, type: "html"))
+                case 2: blocks.append(Fixture.block(name, archive: "html/\(name)-moved.zip"))
+                default: blocks.append(Fixture.block(name, version: Int.random(in: 1...2, using: &random)))
                 }
             }
-            return F.manifest(blocks.shuffled(using: &random))
+            return Fixture.manifest(blocks.shuffled(using: &random))
         }
         let old = Bool.random(using: &random) ? randomManifest() : nil
         let new = randomManifest()

@@ -6,8 +6,6 @@ import Testing
 /// A server's manifest is untrusted: every rule that refuses one, each shown by the smallest
 /// manifest that breaks it, and the reason the refusal gives.
 @Suite struct ManifestValidationTests {
-    typealias F = ManifestFixtures
-
     /// The refusal's reason, or nil when the manifest is accepted.
     func refusal(_ manifest: CourseManifest) -> String? {
         do {
@@ -21,10 +19,10 @@ import Testing
     }
 
     @Test func aPlainManifestIsAccepted() {
-        let manifest = F.manifest([
-            F.block("a"), F.block("b", type: "problem"), F.onlineOnly("talk"), F.block("x_y-z~1.2", type: "video"),
-            F.block("math", runtime: F.runtime().archive),
-        ], runtime: F.runtime())
+        let manifest = Fixture.manifest([
+            Fixture.block("a"), Fixture.block("b", type: "problem"), Fixture.onlineOnly("talk"), Fixture.block("x_y-z~1.2", type: "video"),
+            Fixture.block("math", runtime: Fixture.runtime().archive),
+        ], runtime: Fixture.runtime())
         #expect(refusal(manifest) == nil)
     }
 
@@ -42,76 +40,77 @@ import Testing
     ])
     func unsafeArchivePathsAreRefused(archive: String) {
         #expect(ManifestValidation.installFolder(of: archive) == nil)
-        let reason = refusal(F.manifest([F.block("a"), F.block("bad", archive: archive)]))
-        #expect(reason == "block \(F.usageID("bad")) has an unsafe archive path \"\(archive)\"")
+        let reason = refusal(Fixture.manifest([Fixture.block("a"), Fixture.block("bad", archive: archive)]))
+        #expect(reason == "block \(Fixture.usageID("bad")) has an unsafe archive path \"\(archive)\"")
     }
 
     @Test func aBlockListedTwiceIsRefused() {
-        let reason = refusal(F.manifest([F.block("a"), F.block("b"), F.block("a", archive: "html/a2.zip")]))
-        #expect(reason == "block \(F.usageID("a")) is listed twice")
+        let reason = refusal(Fixture.manifest([Fixture.block("a"), Fixture.block("b"), Fixture.block("a", archive: "html/a2.zip")]))
+        #expect(reason == "block \(Fixture.usageID("a")) is listed twice")
     }
 
     @Test func anOnlineOnlyBlockListedTwiceIsRefusedToo() {
-        #expect(refusal(F.manifest([F.onlineOnly("talk"), F.onlineOnly("talk")])) == "block \(F.usageID("talk", type: "discussion")) is listed twice")
+        let reason = refusal(Fixture.manifest([Fixture.onlineOnly("talk"), Fixture.onlineOnly("talk")]))
+        #expect(reason == "block \(Fixture.usageID("talk", type: "discussion")) is listed twice")
     }
 
     @Test(arguments: ["html/a.zip", "html/A.zip", "HTML/a.zip"])
     func twoBlocksUnpackingIntoOneFolderAreRefused(second: String) {
-        let reason = refusal(F.manifest([F.block("a"), F.block("b", archive: second)]))
+        let reason = refusal(Fixture.manifest([Fixture.block("a"), Fixture.block("b", archive: second)]))
         #expect(reason == "two blocks unpack into \"\(String(second.dropLast(4)))\" (names may differ only by case)")
     }
 
     @Test func aBlockUnpackingIntoTheRuntimeFolderIsRefused() {
-        let runtime = F.runtime()
-        let reason = refusal(F.manifest([F.block("a", archive: runtime.archive)], runtime: runtime))
+        let runtime = Fixture.runtime()
+        let reason = refusal(Fixture.manifest([Fixture.block("a", archive: runtime.archive)], runtime: runtime))
         #expect(reason == "two blocks unpack into \"runtime/0123456789abcdef\" (names may differ only by case)")
     }
 
     @Test(arguments: ["runtime.zip", "html/0123456789abcdef.zip", "runtime/a/b.zip", "runtime/../x.zip", "runtime/.x.zip"])
     func aRuntimeOutsideTheRuntimeFolderIsRefused(archive: String) {
-        var runtime = F.runtime()
+        var runtime = Fixture.runtime()
         runtime.archive = archive
-        #expect(refusal(F.manifest([F.block("a")], runtime: runtime)) == "the runtime archive has an unsafe path \"\(archive)\"")
+        #expect(refusal(Fixture.manifest([Fixture.block("a")], runtime: runtime)) == "the runtime archive has an unsafe path \"\(archive)\"")
     }
 
     @Test func aRuntimeWithoutAPlausibleSizeOrDigestIsRefused() {
         for broken in [
-            RuntimeArchive(archive: "runtime/r.zip", size: ManifestValidation.maximumArchiveSize + 1, sha256: F.digest(1), contentHash: F.digest(2)),
-            RuntimeArchive(archive: "runtime/r.zip", size: 10, sha256: String(F.digest(1).dropLast()), contentHash: F.digest(2)),
-            RuntimeArchive(archive: "runtime/r.zip", size: 10, sha256: String(repeating: "AB", count: 32), contentHash: F.digest(2)),
+            RuntimeArchive(archive: "runtime/r.zip", size: ManifestValidation.maximumArchiveSize + 1, sha256: Fixture.digest(1), contentHash: Fixture.digest(2)),
+            RuntimeArchive(archive: "runtime/r.zip", size: 10, sha256: String(Fixture.digest(1).dropLast()), contentHash: Fixture.digest(2)),
+            RuntimeArchive(archive: "runtime/r.zip", size: 10, sha256: String(repeating: "AB", count: 32), contentHash: Fixture.digest(2)),
         ] {
-            #expect(refusal(F.manifest([], runtime: broken)) == "the runtime archive has no plausible size or sha256")
+            #expect(refusal(Fixture.manifest([], runtime: broken)) == "the runtime archive has no plausible size or sha256")
         }
     }
 
     @Test func sizesMustBeGivenAndBelowTheLimit() {
-        var missing = F.block("a")
+        var missing = Fixture.block("a")
         missing.size = nil
-        #expect(refusal(F.manifest([missing])) == "block \(F.usageID("a")) has no plausible archive size (none)")
-        let huge = F.block("a", size: ManifestValidation.maximumArchiveSize + 1)
-        #expect(refusal(F.manifest([huge])) == "block \(F.usageID("a")) has no plausible archive size (\(ManifestValidation.maximumArchiveSize + 1))")
-        #expect(refusal(F.manifest([F.block("a", size: ManifestValidation.maximumArchiveSize)])) == nil)
-        #expect(refusal(F.manifest([F.block("a", size: 0)])) == nil)
+        #expect(refusal(Fixture.manifest([missing])) == "block \(Fixture.usageID("a")) has no plausible archive size (none)")
+        let huge = Fixture.block("a", size: ManifestValidation.maximumArchiveSize + 1)
+        #expect(refusal(Fixture.manifest([huge])) == "block \(Fixture.usageID("a")) has no plausible archive size (\(ManifestValidation.maximumArchiveSize + 1))")
+        #expect(refusal(Fixture.manifest([Fixture.block("a", size: ManifestValidation.maximumArchiveSize)])) == nil)
+        #expect(refusal(Fixture.manifest([Fixture.block("a", size: 0)])) == nil)
     }
 
     @Test(arguments: ["", "abc", String(repeating: "0", count: 63), String(repeating: "0", count: 65), String(repeating: "A", count: 64),
         String(repeating: "g", count: 64), String(repeating: "0", count: 62) + "/."])
     func aBlockWithoutAValidSha256IsRefused(sha: String) {
-        var block = F.block("a")
+        var block = Fixture.block("a")
         block.sha256 = sha
-        #expect(refusal(F.manifest([block])) == "block \(F.usageID("a")) has no valid sha256")
+        #expect(refusal(Fixture.manifest([block])) == "block \(Fixture.usageID("a")) has no valid sha256")
     }
 
     @Test func aBlockWithNoSha256IsRefused() {
-        var block = F.block("a")
+        var block = Fixture.block("a")
         block.sha256 = nil
-        #expect(refusal(F.manifest([block])) == "block \(F.usageID("a")) has no valid sha256")
+        #expect(refusal(Fixture.manifest([block])) == "block \(Fixture.usageID("a")) has no valid sha256")
     }
 
     /// An online-only entry is never downloaded, installed or deleted, so its other fields do not matter.
     @Test func onlineOnlyBlocksAreNotCheckedForArchives() {
-        var listed = F.onlineOnly("talk")
+        var listed = Fixture.onlineOnly("talk")
         listed.archive = "../../etc/passwd"
-        #expect(refusal(F.manifest([F.block("a"), listed])) == nil)
+        #expect(refusal(Fixture.manifest([Fixture.block("a"), listed])) == nil)
     }
 }

@@ -8,8 +8,6 @@ import TestSupport
 /// Reading a server's manifest from a published folder: the size bound, the schema checks and the
 /// safety checks all run before anything is planned, and each refusal names the manifest.
 @Suite struct ServerManifestTests {
-    typealias F = ManifestFixtures
-
     func published(_ text: String) throws -> String {
         let folder = TestSupport.temporaryFolder("server")
         try TestSupport.write(["manifest.json": text], under: folder)
@@ -30,7 +28,7 @@ import TestSupport
     }
 
     @Test func aPublishedFolderIsReadBackAsWritten() async throws {
-        let manifest = F.manifest([F.block("a"), F.onlineOnly("talk")], runtime: F.runtime())
+        let manifest = Fixture.manifest([Fixture.block("a"), Fixture.onlineOnly("talk")], runtime: Fixture.runtime())
         let folder = try published(manifest)
         #expect(try await ManifestLoader.load(.folder(folder)) == manifest)
         #expect(try await ManifestLoader.load(SyncSource(folder + "/manifest.json")) == manifest)
@@ -79,7 +77,8 @@ import TestSupport
         (#"{"schema_version": "2"}"#, "not a JSON object with a schema_version"),
         (#"{"course_id": "x"}"#, "schema_version is missing"),
         (#"{"schema_version": 2, "course_id": "x", "published_at": "t", "generator": "g"}"#, "missing blocks at "),
-        (#"{"schema_version": 2, "course_id": "x", "published_at": "t", "generator": "g", "blocks": [{"usage_id": "u", "type": "html", "parents": [], "size": "big"}]}"#, "wrong type at blocks.Index 0.size"),
+        (#"{"schema_version": 2, "course_id": "x", "published_at": "t", "generator": "g", "blocks": [{"usage_id": "u", "type": "html", "parents": [], "size": "big"}]}"#,
+         "wrong type at blocks.Index 0.size"),
     ])
     func aBodyThatIsNoManifestIsRefusedWithWhatIsWrong(body: String, reason: String) {
         #expect(throws: SyncError.manifest(.invalid(path: "m", reason: reason))) { try ManifestLoader.decode(Data(body.utf8), shown: "m") }
@@ -88,12 +87,12 @@ import TestSupport
     /// A sync validates what it fetched before planning: an unsafe manifest in the source stops it
     /// with nothing written to the target.
     @Test func aSyncRefusesAnUnsafeManifestBeforeTouchingTheTarget() async throws {
-        let folder = try published(F.manifest([F.block("a", archive: "../outside.zip")]))
+        let folder = try published(Fixture.manifest([Fixture.block("a", archive: "../outside.zip")]))
         let target = TestSupport.temporaryFolder("target") + "/device"
         let client = SyncClient(options: .init(source: .folder(folder), target: target))
         let failure = await error { () async throws(SyncError) in _ = try await client.sync() }
         #expect(failure == .unsafeManifest(
-            source: folder + "/manifest.json", reason: "block \(F.usageID("a")) has an unsafe archive path \"../outside.zip\""))
+            source: folder + "/manifest.json", reason: "block \(Fixture.usageID("a")) has an unsafe archive path \"../outside.zip\""))
         let planFailure = await error { () async throws(SyncError) in _ = try await client.plan() }
         #expect(planFailure == failure)
         #expect(TestSupport.files(under: target).allSatisfy { $0.hasPrefix(".coursepack-sync/") }, "\(TestSupport.files(under: target))")
@@ -103,17 +102,17 @@ import TestSupport
     /// The plan a client shows before syncing, from a published folder and what is installed,
     /// with the runtime planned like a block.
     @Test func aClientPlansFromThePublishedFolderAndTheInstalledManifest() async throws {
-        let runtime = F.runtime()
-        let folder = try published(F.manifest([F.block("a", version: 2), F.block("b", runtime: runtime.archive)], runtime: runtime))
+        let runtime = Fixture.runtime()
+        let folder = try published(Fixture.manifest([Fixture.block("a", version: 2), Fixture.block("b", runtime: runtime.archive)], runtime: runtime))
         let target = TestSupport.temporaryFolder("target")
-        try ManifestFile.write(F.manifest([F.block("a"), F.block("old")]), to: target + "/manifest.json")
+        try ManifestFile.write(Fixture.manifest([Fixture.block("a"), Fixture.block("old")]), to: target + "/manifest.json")
         for installedFolder in ["html/a", "html/old"] {
             try FileManager.default.createDirectory(atPath: target + "/" + installedFolder, withIntermediateDirectories: true)
         }
         let (plan, notModified) = try await SyncClient(options: .init(source: .folder(folder), target: target)).plan()
         #expect(!notModified)
-        #expect(plan.outdated.map(\.usageID) == [F.usageID("a")])
-        #expect(plan.new.map(\.usageID) == [F.usageID("b"), SyncClient.runtimeID(runtime)])
-        #expect(plan.removed.map(\.usageID) == [F.usageID("old")])
+        #expect(plan.outdated.map(\.usageID) == [Fixture.usageID("a")])
+        #expect(plan.new.map(\.usageID) == [Fixture.usageID("b"), SyncClient.runtimeID(runtime)])
+        #expect(plan.removed.map(\.usageID) == [Fixture.usageID("old")])
     }
 }

@@ -1,8 +1,8 @@
 import Foundation
 import Manifest
 
-/// Small manifests written by hand: what a server or an installed target could hold.
-enum ManifestFixtures {
+/// Small manifests written by hand: what a server could offer or a target hold.
+enum Fixture {
     static let course = "course-v1:O+N+r"
     static let unit = "block-v1:O+N+r+type@vertical+block@v"
     static let otherUnit = "block-v1:O+N+r+type@vertical+block@w"
