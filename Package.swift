@@ -90,7 +90,7 @@ let package = Package(
             exclude: ["Snapshots"]
         ),
         .testTarget(name: "ClientLibraryTests", dependencies: ["ClientTarget", "Manifest"]),
-        .testTarget(name: "SyncClientTests", dependencies: ["SyncClient", "Manifest", "TestSupport"]),
+        .testTarget(name: "SyncClientTests", dependencies: ["SyncClient", "Manifest", "ZipArchive", "TestSupport"]),
         .testTarget(name: "AWSSigV4Tests", dependencies: ["AWSSigV4"]),
         .testTarget(name: "StoragePublisherTests", dependencies: ["StoragePublisher", "AWSSigV4", "Manifest", "coursepack", "coursepack-sync", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["coursepack", "coursepack-sync", "Manifest", "TestSupport"]),
