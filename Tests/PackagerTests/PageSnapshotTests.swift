@@ -22,7 +22,7 @@ import ZipArchive
         case .snippet(let leaves, let files, let lmsURL?):
             let course = try courseWith(leaves.map { ($0.type, $0.name, $0.xml) }, extra: files)
             let out = TestSupport.temporaryFolder("snapshot") + "/out"
-            let options = BuildOptions(outputFolder: out, publishedAt: "2026-11-22T10:00:00Z", jobs: 2, lmsURL: lmsURL)
+            let options = try BuildOptions(outputFolder: out, publishedAt: "2026-11-22T10:00:00Z", jobs: 2, lmsURL: lmsURL)
             _ = try CoursePackager(options: options).build(coursePath: course)
             return out
         }

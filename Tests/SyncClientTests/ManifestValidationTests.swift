@@ -27,8 +27,8 @@ import Testing
     }
 
     @Test func anInstallFolderIsTheArchivePathWithoutZip() {
-        #expect(ManifestValidation.installFolder(of: "html/a.zip") == "html/a")
-        #expect(ManifestValidation.installFolder(of: "runtime/0123456789abcdef.zip") == "runtime/0123456789abcdef")
+        #expect(ArchivePath.installFolder(of: "html/a.zip") == "html/a")
+        #expect(ArchivePath.installFolder(of: "runtime/0123456789abcdef.zip") == "runtime/0123456789abcdef")
     }
 
     /// Only `<type>/<name>.zip` of plain ASCII parts: nothing escapes the target, nothing lands
@@ -39,9 +39,18 @@ import Testing
         "html/a%2F.zip", "html\\a.zip", "html/é.zip", "html/a:b.zip", "", ".zip", "html/a.zip/", "html/a\u{0}.zip",
     ])
     func unsafeArchivePathsAreRefused(archive: String) {
-        #expect(ManifestValidation.installFolder(of: archive) == nil)
+        #expect(ArchivePath.installFolder(of: archive) == nil)
         let reason = refusal(Fixture.manifest([Fixture.block("a"), Fixture.block("bad", archive: archive)]))
         #expect(reason == "block \(Fixture.usageID("bad")) has an unsafe archive path \"\(archive)\"")
+    }
+
+    /// A client appends a staging suffix to a folder name, which must still fit in 255 bytes.
+    @Test func anOverlongNameIsRefused() {
+        let longest = String(repeating: "n", count: ArchivePath.maximumComponentLength)
+        #expect(refusal(Fixture.manifest([Fixture.block(longest)])) == nil)
+        let reason = refusal(Fixture.manifest([Fixture.block(longest + "n")]))
+        #expect(reason == "block \(Fixture.usageID(longest + "n")) has an unsafe archive path \"html/\(longest)n.zip\"")
+        #expect(ArchivePath.installFolder(of: longest + "t/a.zip") == nil, "the type folder too")
     }
 
     @Test func aBlockListedTwiceIsRefused() {
