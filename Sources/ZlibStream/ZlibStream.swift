@@ -68,6 +68,26 @@ public final class ZStream {
         }
     }
 
+    /// One zlib call into the output buffer; what it produced goes to `sink`. Codes other than
+    /// OK, stream end and "no progress possible" are errors.
+    private func step(
+        _ operation: String, sink: (UnsafeRawBufferPointer) throws -> Void, _ call: (inout z_stream) -> Int32
+    ) throws -> (code: Int32, produced: Int) {
+        let (code, produced) = output.withUnsafeMutableBytes { out -> (Int32, Int) in
+            stream.next_out = out.baseAddress?.assumingMemoryBound(to: Bytef.self)
+            stream.avail_out = uInt(out.count)
+            let code = call(&stream)
+            return (code, out.count - Int(stream.avail_out))
+        }
+        guard code == Z_OK || code == Z_STREAM_END || code == Z_BUF_ERROR else {
+            throw ZlibError(operation: operation, code: code)
+        }
+        if produced > 0 {
+            try output.withUnsafeBytes { raw in try sink(UnsafeRawBufferPointer(rebasing: raw[0..<produced])) }
+        }
+        return (code, produced)
+    }
+
     /// Compresses `input`, handing each produced chunk to `sink`; `finish` flushes the stream.
     public func deflate(
         _ input: UnsafeRawBufferPointer, finish: Bool,
@@ -77,18 +97,7 @@ public final class ZStream {
         stream.avail_in = uInt(input.count)
         let flush = finish ? Z_FINISH : Z_NO_FLUSH
         while true {
-            let (code, produced) = output.withUnsafeMutableBytes { out -> (Int32, Int) in
-                stream.next_out = out.baseAddress?.assumingMemoryBound(to: Bytef.self)
-                stream.avail_out = uInt(out.count)
-                let code = CZlib.deflate(&stream, flush)
-                return (code, out.count - Int(stream.avail_out))
-            }
-            guard code == Z_OK || code == Z_STREAM_END || code == Z_BUF_ERROR else {
-                throw ZlibError(operation: "deflate", code: code)
-            }
-            if produced > 0 {
-                try output.withUnsafeBytes { raw in try sink(UnsafeRawBufferPointer(rebasing: raw[0..<produced])) }
-            }
+            let (code, _) = try step("deflate", sink: sink) { CZlib.deflate(&$0, flush) }
             if finish ? code == Z_STREAM_END : (stream.avail_in == 0 && stream.avail_out != 0) { return }
         }
     }
@@ -102,18 +111,7 @@ public final class ZStream {
         stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
         stream.avail_in = uInt(input.count)
         while true {
-            let (code, produced) = output.withUnsafeMutableBytes { out -> (Int32, Int) in
-                stream.next_out = out.baseAddress?.assumingMemoryBound(to: Bytef.self)
-                stream.avail_out = uInt(out.count)
-                let code = CZlib.inflate(&stream, Z_NO_FLUSH)
-                return (code, out.count - Int(stream.avail_out))
-            }
-            guard code == Z_OK || code == Z_STREAM_END || code == Z_BUF_ERROR else {
-                throw ZlibError(operation: "inflate", code: code)
-            }
-            if produced > 0 {
-                try output.withUnsafeBytes { raw in try sink(UnsafeRawBufferPointer(rebasing: raw[0..<produced])) }
-            }
+            let (code, produced) = try step("inflate", sink: sink) { CZlib.inflate(&$0, Z_NO_FLUSH) }
             if code == Z_STREAM_END { return (true, Int(stream.avail_in)) }
             if stream.avail_in == 0 && stream.avail_out != 0 { return (false, 0) }
             if code == Z_BUF_ERROR && produced == 0 { return (false, Int(stream.avail_in)) }
