@@ -30,6 +30,9 @@ final class AssetStore: Sendable {
     private let previousHashes: HashCache
     private let stamps = Mutex<[String: HashCache.Record]>([:])
     private let preparedBytes = Mutex(0)
+    /// Size and CRC-32 of files hashed in this build, from the same pass as the hash: the writer
+    /// then stores them in one more pass, header first.
+    private let checksums = Mutex<[String: FileChecksum]>([:])
 
     init(export: ExportDirectory, course: Course, writer: ZipWriter, previousHashes: HashCache = HashCache()) {
         self.export = export
@@ -96,7 +99,9 @@ final class AssetStore: Sendable {
             if let stamp, let cached = previousHashes.hash(of: staticPath, stamp: stamp) {
                 digest = cached
             } else {
-                digest = try Digest.file(path)
+                let checksum: FileChecksum
+                (digest, checksum) = try Digest.fileWithChecksum(path)
+                checksums.withLock { $0[staticPath] = checksum }
             }
             if let stamp {
                 stamps.withLock { $0[staticPath] = HashCache.Record(stamp, sha256: digest) }
@@ -119,7 +124,7 @@ final class AssetStore: Sendable {
             let path = try filePath(staticPath)
             let limit = CompressionPolicy.isPrecompressed(staticPath) ? Self.preparedMediaLimit : Self.preparedLimit
             guard let size = FileStamp.of(path)?.size, size <= limit, reserve(Int(size)) else {
-                return .file(path: path)
+                return checksums.withLock { $0[staticPath] }.map { .checkedFile(path: path, $0) } ?? .file(path: path)
             }
             bytes = try export.read("static/" + staticPath)
         }
@@ -237,29 +242,28 @@ enum Digest {
         digest.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
     }
 
-    /// SHA-256 of a course file, read in fixed-size chunks.
+    /// SHA-256 of a course file.
     static func file(_ path: String) throws -> String {
-        guard let digest = try? sha256(path) else { throw CourseError.unreadable(path: path, reason: "cannot read it") }
-        return digest
+        try fileWithChecksum(path).sha256
+    }
+
+    /// SHA-256 of a course file and, from the same pass over its bytes, its size and CRC-32.
+    static func fileWithChecksum(_ path: String) throws -> (sha256: String, checksum: FileChecksum) {
+        guard let result = try? sha256(path) else { throw CourseError.unreadable(path: path, reason: "cannot read it") }
+        return result
     }
 
     /// SHA-256 of an archive this build wrote or published: a failure is about the output
     /// folder, not the course.
     static func archive(_ path: String) throws(BuildError) -> String {
-        guard let digest = try? sha256(path) else { throw .output(path: path, reason: "cannot read the archive back to hash it") }
+        guard let digest = try? sha256(path).sha256 else { throw .output(path: path, reason: "cannot read the archive back to hash it") }
         return digest
     }
 
-    private static func sha256(_ path: String) throws -> String {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw CocoaError(.fileReadNoPermission)
-        }
-        defer { try? handle.close() }
+    private static func sha256(_ path: String) throws -> (sha256: String, checksum: FileChecksum) {
         var hasher = SHA256()
-        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
-            hasher.update(data: chunk)
-        }
-        return hex(hasher.finalize())
+        let checksum = try MappedFile.sweep(path) { hasher.update(bufferPointer: $0) }
+        return (hex(hasher.finalize()), checksum)
     }
 }
 
