@@ -256,12 +256,18 @@ public struct SyncClient: Sendable {
         return .success(bytes)
     }
 
+    /// Read through a mapping, not Foundation's file handle (which reads 4 KB at a time here).
     static func sha256(of path: String) throws -> String {
-        guard let handle = FileHandle(forReadingAtPath: path) else { throw SyncError.local(path: path, reason: "cannot be read") }
-        defer { try? handle.close() }
         var hasher = SHA256()
-        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { hasher.update(data: chunk) }
-        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        do {
+            _ = try MappedFile.sweep(path) { hasher.update(bufferPointer: $0) }
+        } catch {
+            throw SyncError.local(path: path, reason: "cannot be read: \(error)")
+        }
+        let digits = Array("0123456789abcdef".utf8)
+        var hex: [UInt8] = []
+        for byte in hasher.finalize() { hex += [digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]] }
+        return String(decoding: hex, as: UTF8.self)
     }
 
     private func makeFolder(_ path: String) throws(SyncError) {
