@@ -91,7 +91,7 @@ struct Transcript: Equatable {
     /// Caption text as a learner reads it. Transcripts exported from Studio carry HTML character
     /// references (`we&#39;re`); they are decoded once here, so the page escapes the text once.
     static func plainText(_ text: String) -> String {
-        text.contains("&") ? CharacterReferences.decode(Array(text.utf8)[...]) : text
+        text.utf8.contains(UInt8(ascii: "&")) ? CharacterReferences.decode(Array(text.utf8)[...]) : text
     }
 
     /// `00:01:02,500` or `00:01:02.500` or `01:02.5`.

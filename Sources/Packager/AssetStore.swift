@@ -239,8 +239,16 @@ final class AssetStore: Sendable {
 
 enum Digest {
     static func hex<D: Sequence>(_ digest: D) -> String where D.Element == UInt8 {
-        digest.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+        var text: [UInt8] = []
+        text.reserveCapacity(64)
+        for byte in digest {
+            text.append(hexDigits[Int(byte >> 4)])
+            text.append(hexDigits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
     }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// SHA-256 of a course file.
     static func file(_ path: String) throws -> String {

@@ -258,11 +258,22 @@ public struct ZipWriter: Sendable {
             try input.sweep(size: status.size) { sweep.update($0) }
             crc = sweep.value
         }
-        let record = CentralRecord(
+        var record = CentralRecord(
             name: name, method: .stored, crc32: crc, compressedSize: status.size,
             uncompressedSize: status.size, offset: out.offset, localZip64: status.size >= Limits.u32)
         try out.write(record.localHeader())
-        try input.sweep(size: status.size) { try out.write($0) }
+        // Checked again over the bytes as they go out (they are in the cache already): a file
+        // rewritten within the file system's timestamp granularity looks unchanged, and the
+        // header must describe what was written.
+        var written = CRC32()
+        try input.sweep(size: status.size) { piece in
+            written.update(piece)
+            try out.write(piece)
+        }
+        if written.value != crc {
+            record.crc32 = written.value
+            try out.patch(at: record.offset, record.localHeader())
+        }
         return record
     }
 
