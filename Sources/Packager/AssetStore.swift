@@ -1,6 +1,8 @@
+import FileSystem
 import Crypto
 import CourseExport
 import Foundation
+import IncrementalBuild
 import LinkRewriter
 import Synchronization
 import ZipArchive
@@ -27,14 +29,14 @@ final class AssetStore: Sendable {
     private let stylesheets = Mutex<[String: RewrittenFile]>([:])
     private let pages = Mutex<[String: RewrittenFile]>([:])
     private let scripts = Mutex<[String: [String]]>([:])
-    private let previousHashes: HashCache
-    private let stamps = Mutex<[String: HashCache.Record]>([:])
+    private let previousHashes: FileHashCache
+    private let stamps = Mutex<[String: FileHashCache.Record]>([:])
     private let preparedBytes = Mutex(0)
     /// Size and CRC-32 of files hashed in this build, from the same pass as the hash: the writer
     /// then stores them in one more pass, header first.
     private let checksums = Mutex<[String: FileChecksum]>([:])
 
-    init(export: ExportDirectory, course: Course, writer: ZipWriter, previousHashes: HashCache = HashCache()) {
+    init(export: ExportDirectory, course: Course, writer: ZipWriter, previousHashes: FileHashCache = FileHashCache()) {
         self.export = export
         self.course = course
         self.writer = writer
@@ -42,8 +44,8 @@ final class AssetStore: Sendable {
     }
 
     /// What this build learned, for the next one.
-    var hashCache: HashCache {
-        HashCache(writtenAt: 0, records: stamps.withLock { $0 })
+    var hashCache: FileHashCache {
+        FileHashCache(writtenAt: 0, records: stamps.withLock { $0 })
     }
 
     /// A bundled stylesheet or course page with its references rewritten relative to where it lands.
@@ -90,9 +92,9 @@ final class AssetStore: Sendable {
         if let known = hashes.withLock({ $0[staticPath] }) { return known }
         let digest: String
         if Self.isStylesheet(staticPath) {
-            digest = Digest.hex(SHA256.hash(data: try stylesheet(staticPath).bytes))
+            digest = SHA256Hex.of(try stylesheet(staticPath).bytes)
         } else if Self.isPage(staticPath) {
-            digest = Digest.hex(SHA256.hash(data: try page(staticPath).bytes))
+            digest = SHA256Hex.of(try page(staticPath).bytes)
         } else {
             let path = try filePath(staticPath)
             let stamp = FileStamp.of(path)
@@ -100,11 +102,11 @@ final class AssetStore: Sendable {
                 digest = cached
             } else {
                 let checksum: FileChecksum
-                (digest, checksum) = try Digest.fileWithChecksum(path)
+                (digest, checksum) = try CourseFileDigest.sha256WithChecksum(path)
                 checksums.withLock { $0[staticPath] = checksum }
             }
             if let stamp {
-                stamps.withLock { $0[staticPath] = HashCache.Record(stamp, sha256: digest) }
+                stamps.withLock { $0[staticPath] = FileHashCache.Record(stamp, sha256: digest) }
             }
         }
         hashes.withLock { $0[staticPath] = digest }
@@ -234,72 +236,5 @@ final class AssetStore: Sendable {
     static func unique(_ items: [String]) -> [String] {
         var seen = Set<String>()
         return items.filter { seen.insert($0).inserted }
-    }
-}
-
-enum Digest {
-    static func hex<D: Sequence>(_ digest: D) -> String where D.Element == UInt8 {
-        var text: [UInt8] = []
-        text.reserveCapacity(64)
-        for byte in digest {
-            text.append(hexDigits[Int(byte >> 4)])
-            text.append(hexDigits[Int(byte & 0x0F)])
-        }
-        return String(decoding: text, as: UTF8.self)
-    }
-
-    private static let hexDigits = Array("0123456789abcdef".utf8)
-
-    /// SHA-256 of a course file.
-    static func file(_ path: String) throws -> String {
-        try fileWithChecksum(path).sha256
-    }
-
-    /// SHA-256 of a course file and, from the same pass over its bytes, its size and CRC-32.
-    static func fileWithChecksum(_ path: String) throws -> (sha256: String, checksum: FileChecksum) {
-        guard let result = try? sha256(path) else { throw CourseError.unreadable(path: path, reason: "cannot read it") }
-        return result
-    }
-
-    /// SHA-256 of an archive this build wrote or published: a failure is about the output
-    /// folder, not the course.
-    static func archive(_ path: String) throws(BuildError) -> String {
-        guard let digest = try? sha256(path).sha256 else { throw .output(path: path, reason: "cannot read the archive back to hash it") }
-        return digest
-    }
-
-    private static func sha256(_ path: String) throws -> (sha256: String, checksum: FileChecksum) {
-        var hasher = SHA256()
-        let checksum = try MappedFile.sweep(path) { hasher.update(bufferPointer: $0) }
-        return (hex(hasher.finalize()), checksum)
-    }
-}
-
-/// Relative links between files inside one bundle.
-enum RelativePath {
-    /// `path` relative to `folder` (both under static/), percent-encoded for use in a link.
-    static func link(to path: String, from folder: String) -> String {
-        let from = folder.split(separator: "/")
-        let to = path.split(separator: "/")
-        var common = 0
-        while common < from.count, common < to.count - 1, from[common] == to[common] { common += 1 }
-        let ups = Array(repeating: "..", count: from.count - common)
-        return PercentEncoding.encodePath((ups + to[common...].map(String.init)).joined(separator: "/"))
-    }
-
-    /// Joins a relative reference onto `folder`; nil when it climbs out of static/ or is absolute.
-    static func resolve(_ reference: String, from folder: String) -> String? {
-        guard !reference.isEmpty, !reference.hasPrefix("/") else { return nil }
-        var parts = folder.split(separator: "/").map(String.init)
-        for part in reference.split(separator: "/") {
-            switch part {
-            case ".": continue
-            case "..":
-                guard !parts.isEmpty else { return nil }
-                parts.removeLast()
-            default: parts.append(String(part))
-            }
-        }
-        return parts.joined(separator: "/")
     }
 }

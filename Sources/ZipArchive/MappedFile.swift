@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import FileSystem
 import ZlibStream
 
 /// A file's size and CRC-32, learned in a pass over its bytes, with the change time it had then:
@@ -53,9 +54,9 @@ extension InputFile {
         let isRegular: Bool
     }
 
-    func status() throws -> Status {
+    func status() throws(FileError) -> Status {
         var info = stat()
-        guard fstat(fd, &info) == 0 else { throw ZipError.io(path: path, operation: "stat", errno: errno) }
+        guard fstat(fd, &info) == 0 else { throw FileError(path: path, operation: "stat", errno: errno) }
         return Status(
             size: UInt64(info.st_size), changed: Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec),
             isRegular: (info.st_mode & S_IFMT) == S_IFREG)
@@ -69,7 +70,7 @@ extension InputFile {
         while offset < size {
             let length = Int(min(UInt64(MappedFile.window), size - offset))
             guard let base = mmap(nil, length, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, off_t(offset)), base != MAP_FAILED else {
-                throw ZipError.io(path: path, operation: "mmap", errno: errno)
+                throw FileError(path: path, operation: "mmap", errno: errno)
             }
             defer { munmap(base, length) }
             var done = 0

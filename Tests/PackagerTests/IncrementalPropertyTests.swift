@@ -52,7 +52,7 @@ import TestSupport
     }
 
     static func build(_ course: String, templates: String, into folder: String) throws {
-        let options = BuildOptions(
+        let options = try BuildOptions(
             outputFolder: folder, publishedAt: publishedAt, jobs: 2, templates: try PageTemplates.overriding(with: templates))
         _ = try CoursePackager(options: options).build(coursePath: course)
     }
