@@ -36,12 +36,14 @@ templates:
 clean:
 	rm -rf .build out
 
+# Prints its own elapsed time, builds included (bench/run.py prints the measuring part's).
 bench:
-	@scripts/ensure-deps.sh --bench
-	$(SWIFT) build -c release --product coursepack
-	$(SWIFT) build -c release --product coursepack-sync
-	$(SWIFT) build -c release --product coursepack-bench
-	python3 bench/run.py
+	@started=$$(date +%s) && scripts/ensure-deps.sh --bench && \
+	$(SWIFT) build -c release --product coursepack && \
+	$(SWIFT) build -c release --product coursepack-sync && \
+	$(SWIFT) build -c release --product coursepack-bench && \
+	python3 bench/run.py && \
+	echo "make bench took $$(( $$(date +%s) - started )) s in all, release builds included"
 
 # Runs each libFuzzer target for FUZZ_SECONDS (default 60); see scripts/fuzz.sh.
 fuzz:

@@ -36,6 +36,7 @@ bench_needs=(
   "unzip        command -v unzip"
   "time         test -x /usr/bin/time"
   "nginx        command -v nginx || test -x /usr/sbin/nginx"
+  "curl         command -v curl"                     # the sync baseline downloads with curl --parallel
 )
 
 needs=("${build_needs[@]}")

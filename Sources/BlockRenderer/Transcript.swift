@@ -12,21 +12,71 @@ struct Transcript: Equatable {
 
     var cues: [Cue]
 
-    /// Parses SubRip text; tolerates BOMs, CRLF, missing indices and stray blank lines.
+    /// Parses SubRip text; tolerates BOMs, CRLF, missing indices and stray blank lines. Works on
+    /// the bytes (line breaks are ASCII, never inside a UTF-8 sequence): a video page renders on
+    /// every build, and Foundation's string searching cost more than the rest of the page.
     static func parseSRT(_ bytes: [UInt8]) -> Transcript? {
-        var text = String(decoding: bytes, as: UTF8.self)
-        if text.hasPrefix("\u{FEFF}") { text.removeFirst() }
-        text = text.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\r", with: "\n")
+        var text = ArraySlice(bytes)
+        if text.starts(with: [0xEF, 0xBB, 0xBF]) { text = text.dropFirst(3) }
+        // CRLF and lone CR become LF.
+        var normalized: [UInt8] = []
+        normalized.reserveCapacity(text.count)
+        var index = text.startIndex
+        while index < text.endIndex {
+            let byte = text[index]
+            index += 1
+            if byte == 0x0D {
+                normalized.append(0x0A)
+                if index < text.endIndex, text[index] == 0x0A { index += 1 }
+            } else {
+                normalized.append(byte)
+            }
+        }
         var cues: [Cue] = []
-        for chunk in text.components(separatedBy: "\n\n") {
-            let lines = chunk.split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
-            guard let timing = lines.firstIndex(where: { $0.contains("-->") }) else { continue }
-            let parts = lines[timing].components(separatedBy: "-->")
-            guard parts.count == 2, let start = milliseconds(parts[0]), let end = milliseconds(parts[1]) else { continue }
-            let body = lines[(timing + 1)...].joined(separator: "\n")
+        for chunk in chunks(normalized) {
+            let lines = chunk.split(separator: 0x0A, omittingEmptySubsequences: true)
+            guard let timing = lines.firstIndex(where: { range(of: arrow, in: $0) != nil }) else { continue }
+            let line = lines[timing]
+            guard let first = range(of: arrow, in: line), range(of: arrow, in: line[first.upperBound...]) == nil,
+                let start = milliseconds(String(decoding: line[..<first.lowerBound], as: UTF8.self)),
+                let end = milliseconds(String(decoding: line[first.upperBound...], as: UTF8.self))
+            else { continue }
+            let body = lines[(timing + 1)...].map { String(decoding: $0, as: UTF8.self) }.joined(separator: "\n")
             cues.append(Cue(start: start, end: end, text: plainText(body)))
         }
         return cues.isEmpty ? nil : Transcript(cues: cues)
+    }
+
+    private static let arrow: [UInt8] = Array("-->".utf8)
+
+    /// The text between blank lines: split at every "\n\n", as SubRip separates cues.
+    private static func chunks(_ text: [UInt8]) -> [ArraySlice<UInt8>] {
+        var result: [ArraySlice<UInt8>] = []
+        var start = 0
+        var index = 0
+        while index + 1 < text.count {
+            if text[index] == 0x0A && text[index + 1] == 0x0A {
+                result.append(text[start..<index])
+                index += 2
+                start = index
+            } else {
+                index += 1
+            }
+        }
+        result.append(text[start...])
+        return result
+    }
+
+    private static func range(of needle: [UInt8], in haystack: ArraySlice<UInt8>) -> Range<Int>? {
+        guard haystack.count >= needle.count else { return nil }
+        var index = haystack.startIndex
+        while index + needle.count <= haystack.endIndex {
+            if haystack[index] == needle[0] && haystack[index..<index + needle.count].elementsEqual(needle) {
+                return index..<index + needle.count
+            }
+            index += 1
+        }
+        return nil
     }
 
     /// edX's YouTube-style transcript: `{"start": [ms], "end": [ms], "text": [..]}`.
@@ -41,13 +91,18 @@ struct Transcript: Equatable {
     /// Caption text as a learner reads it. Transcripts exported from Studio carry HTML character
     /// references (`we&#39;re`); they are decoded once here, so the page escapes the text once.
     static func plainText(_ text: String) -> String {
-        text.contains("&") ? CharacterReferences.decode(Array(text.utf8)[...]) : text
+        text.utf8.contains(UInt8(ascii: "&")) ? CharacterReferences.decode(Array(text.utf8)[...]) : text
     }
 
     /// `00:01:02,500` or `00:01:02.500` or `01:02.5`.
     static func milliseconds(_ text: String) -> Int? {
-        let cleaned = text.trimmingCharacters(in: .whitespaces).split(separator: " ").first.map(String.init) ?? ""
-        let pieces = cleaned.replacingOccurrences(of: ",", with: ".").split(separator: ":")
+        // Trimmed of tabs and Unicode spaces (Zs), then the first word.
+        let isSpace = { (scalar: Unicode.Scalar) in scalar == "\t" || scalar.properties.generalCategory == .spaceSeparator }
+        var scalars = Substring(text).unicodeScalars[...]
+        while let first = scalars.first, isSpace(first) { scalars.removeFirst() }
+        while let last = scalars.last, isSpace(last) { scalars.removeLast() }
+        let cleaned = String(scalars).split(separator: " ").first.map(String.init) ?? ""
+        let pieces = cleaned.map { $0 == "," ? "." : $0 }.split(separator: ":").map { String($0) }
         guard (2...3).contains(pieces.count) else { return nil }
         var total = 0.0
         for piece in pieces {
@@ -59,6 +114,13 @@ struct Transcript: Equatable {
 
     static func timestamp(_ ms: Int, separator: String = ".") -> String {
         let h = ms / 3_600_000, m = ms / 60_000 % 60, s = ms / 1000 % 60, f = ms % 1000
-        return String(format: "%02d:%02d:%02d%@%03d", h, m, s, separator, f)
+        return padded(h, 2) + ":" + padded(m, 2) + ":" + padded(s, 2) + separator + padded(f, 3)
+    }
+
+    /// What `%0Nd` prints: zeros after the sign up to `width` characters.
+    private static func padded(_ value: Int, _ width: Int) -> String {
+        if value < 0 { return "-" + padded(-value, width - 1) }
+        let digits = String(value)
+        return String(repeating: "0", count: max(0, width - digits.count)) + digits
     }
 }

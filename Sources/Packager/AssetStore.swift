@@ -32,6 +32,9 @@ final class AssetStore: Sendable {
     private let previousHashes: FileHashCache
     private let stamps = Mutex<[String: FileHashCache.Record]>([:])
     private let preparedBytes = Mutex(0)
+    /// Size and CRC-32 of files hashed in this build, from the same pass as the hash: the writer
+    /// then stores them in one more pass, header first.
+    private let checksums = Mutex<[String: FileChecksum]>([:])
 
     init(export: ExportDirectory, course: Course, writer: ZipWriter, previousHashes: FileHashCache = FileHashCache()) {
         self.export = export
@@ -100,7 +103,9 @@ final class AssetStore: Sendable {
             if let stamp, let cached = previousHashes.hash(of: staticPath, stamp: stamp) {
                 digest = cached
             } else {
-                digest = try CourseFileDigest.sha256(path)
+                let checksum: FileChecksum
+                (digest, checksum) = try CourseFileDigest.sha256WithChecksum(path)
+                checksums.withLock { $0[staticPath] = checksum }
             }
             if let stamp {
                 stamps.withLock { $0[staticPath] = FileHashCache.Record(stamp, sha256: digest) }
@@ -123,7 +128,7 @@ final class AssetStore: Sendable {
             let path = try filePath(staticPath)
             let limit = CompressionPolicy.isPrecompressed(staticPath) ? Self.preparedMediaLimit : Self.preparedLimit
             guard let size = FileStamp.of(path)?.size, size <= limit, reserve(Int(size)) else {
-                return .file(path: path)
+                return checksums.withLock { $0[staticPath] }.map { .checkedFile(path: path, $0) } ?? .file(path: path)
             }
             bytes = try export.read("static/" + staticPath)
         }

@@ -1,5 +1,7 @@
 import CourseExport
+import Crypto
 import FileSystem
+import ZipArchive
 
 /// SHA-256 of files the build reads or writes, with the failure said as the build says it: a
 /// course file that cannot be read is the course's fault, an archive the output's.
@@ -7,6 +9,18 @@ enum CourseFileDigest {
     static func sha256(_ path: String) throws(CourseError) -> String {
         do {
             return try SHA256Hex.ofFile(path)
+        } catch {
+            throw .unreadable(path: path, reason: "cannot read it")
+        }
+    }
+
+    /// SHA-256 of a course file and, from the same pass over a mapping of it, its size and CRC-32:
+    /// the ZIP writer then stores the file in one more pass, header first.
+    static func sha256WithChecksum(_ path: String) throws(CourseError) -> (sha256: String, checksum: FileChecksum) {
+        var hasher = SHA256()
+        do {
+            let checksum = try MappedFile.sweep(path) { hasher.update(bufferPointer: $0) }
+            return (SHA256Hex.hex(hasher.finalize()), checksum)
         } catch {
             throw .unreadable(path: path, reason: "cannot read it")
         }

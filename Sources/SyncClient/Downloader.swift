@@ -18,21 +18,31 @@ struct Downloader: Sendable {
             return try copyLocal(location, to: destination, expectedSize: expectedSize)
         }
         var lastError = SyncError.unreachable(source: location, reason: "no attempt made")
-        for attempt in 0..<attempts {
+        var transferred: UInt64 = 0
+        var attempt = 0
+        while attempt < attempts {
             if attempt > 0 {
                 try? await Task.sleep(nanoseconds: UInt64(initialBackoff * pow(2, Double(attempt - 1)) * 1e9))
             }
             let have = Self.size(of: destination)
-            if have == expectedSize, expectedSize > 0 { return 0 }
+            if have == expectedSize, expectedSize > 0 { return transferred }
             if have > expectedSize { unlink(destination) }
+            let start = have > expectedSize ? 0 : have
+            // A large archive comes in slices: the HTTP stack buffers what arrives faster than it
+            // is written, so one request for a 1 GB video held most of it in memory.
+            let end = expectedSize > Self.sliceSize ? min(expectedSize, start + Self.sliceSize) - 1 : nil
             do {
                 let outcome = try await StreamingTransfer.run(
-                    url: url, to: destination, resumeFrom: have > expectedSize ? 0 : have, expectedSize: expectedSize, timeouts: timeouts)
+                    url: url, to: destination, resumeFrom: start, through: end, expectedSize: expectedSize, timeouts: timeouts)
                 switch outcome.status {
                 case 200, 206:
-                    if Self.size(of: destination) >= expectedSize { return outcome.bytes }
+                    transferred += outcome.bytes
+                    let now = Self.size(of: destination)
+                    if now >= expectedSize { return transferred }
+                    // A complete slice: the next one, without counting it as a failed attempt.
+                    if outcome.status == 206, let end, now == end + 1 { continue }
                     // The connection ended early: resume on the next attempt.
-                    lastError = .unreachable(source: location, reason: "the transfer ended after \(Self.size(of: destination)) of \(expectedSize) bytes")
+                    lastError = .unreachable(source: location, reason: "the transfer ended after \(now) of \(expectedSize) bytes")
                 case 416:
                     unlink(destination)
                     lastError = .http(url: location, status: 416)
@@ -48,9 +58,14 @@ struct Downloader: Sendable {
             } catch {
                 lastError = .unreachable(source: location, reason: error.localizedDescription)
             }
+            attempt += 1
         }
         throw lastError
     }
+
+    /// Archives larger than this are requested this much at a time (`Range`), which bounds what
+    /// the HTTP stack can hold for one download.
+    static let sliceSize: UInt64 = 16 << 20
 
     /// A folder source's archive: a regular file only (a link, FIFO, device or folder is refused
     /// without being opened for reading), copied at most one byte past the manifest's size, so a
@@ -160,7 +175,7 @@ final class StreamingTransfer: NSObject, URLSessionDataDelegate, @unchecked Send
     }
 
     static func run(
-        url: URL, to path: String, resumeFrom offset: UInt64, expectedSize: UInt64, timeouts: NetworkTimeouts
+        url: URL, to path: String, resumeFrom offset: UInt64, through end: UInt64? = nil, expectedSize: UInt64, timeouts: NetworkTimeouts
     ) async throws -> (status: Int, bytes: UInt64) {
         if !FileManager.default.fileExists(atPath: path) {
             _ = FileManager.default.createFile(atPath: path, contents: nil)
@@ -168,7 +183,11 @@ final class StreamingTransfer: NSObject, URLSessionDataDelegate, @unchecked Send
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         defer { try? handle.close() }
         var request = URLRequest(url: url)
-        if offset > 0 { request.setValue("bytes=\(offset)-", forHTTPHeaderField: "Range") }
+        if let end {
+            request.setValue("bytes=\(offset)-\(end)", forHTTPHeaderField: "Range")
+        } else if offset > 0 {
+            request.setValue("bytes=\(offset)-", forHTTPHeaderField: "Range")
+        }
         let transfer = StreamingTransfer(sink: .file(handle, limit: expectedSize))
         return try await transfer.start(request, timeouts: timeouts, deadline: timeouts.deadline(for: expectedSize))
     }

@@ -10,8 +10,12 @@ import ZlibStream
 public struct ZipEntry: Sendable {
     public enum Source: Sendable {
         case bytes([UInt8])
-        /// Streamed from disk in fixed-size chunks, whatever its size.
+        /// Streamed from disk in fixed-size chunks, whatever its size; stored entries are
+        /// written straight from a mapping of the file.
         case file(path: String)
+        /// A file whose CRC-32 an earlier pass computed (while hashing it, say): stored, it is
+        /// written in one pass with its header first, unless the file changed since.
+        case checkedFile(path: String, FileChecksum)
         /// Compressed and checksummed once, reused in every archive that holds it.
         case prepared(PreparedEntry)
     }
@@ -167,7 +171,9 @@ public struct ZipWriter: Sendable {
         case .prepared(let prepared):
             return try writePrepared(prepared, name: name, to: out)
         case .file(let path):
-            return try writeFile(path, name: name, entryName: entry.name, to: out)
+            return try writeFile(path, known: nil, name: name, entryName: entry.name, to: out)
+        case .checkedFile(let path, let checksum):
+            return try writeFile(path, known: checksum, name: name, entryName: entry.name, to: out)
         }
     }
 
@@ -181,10 +187,14 @@ public struct ZipWriter: Sendable {
         return record
     }
 
-    private func writeFile(_ path: String, name: [UInt8], entryName: String, to out: OutputFile) throws -> CentralRecord {
+    private func writeFile(_ path: String, known: FileChecksum?, name: [UInt8], entryName: String, to out: OutputFile) throws -> CentralRecord {
         let input = try InputFile(path: path)
-        let expectedSize = try input.size
+        let status = try input.status()
+        let expectedSize = status.size
         let store = expectedSize == 0 || CompressionPolicy.isPrecompressed(entryName)
+        if store && status.isRegular {
+            return try writeStoredFile(input, status: status, known: known, name: name, to: out)
+        }
         var record = CentralRecord(
             name: name, method: store ? .stored : .deflated, crc32: 0, compressedSize: 0,
             uncompressedSize: 0, offset: out.offset, localZip64: expectedSize >= Limits.u32)
@@ -234,6 +244,40 @@ public struct ZipWriter: Sendable {
         record.uncompressedSize = readBytes
         record.compressedSize = out.offset - dataStart
         try out.patch(at: record.offset, record.localHeader())
+        return record
+    }
+
+    /// A stored file in one pass over a mapping of it, header first: the CRC comes from an
+    /// earlier pass (or one over the mapping now), so nothing written is patched afterwards and
+    /// an observer's hash of the archive stays valid. The data goes from the mapping to the
+    /// output with no copy in between.
+    private func writeStoredFile(
+        _ input: InputFile, status: InputFile.Status, known: FileChecksum?, name: [UInt8], to out: OutputFile
+    ) throws -> CentralRecord {
+        let crc: UInt32
+        if let known, known.size == status.size, known.changed == status.changed {
+            crc = known.crc32
+        } else {
+            var sweep = CRC32()
+            try input.sweep(size: status.size) { sweep.update($0) }
+            crc = sweep.value
+        }
+        var record = CentralRecord(
+            name: name, method: .stored, crc32: crc, compressedSize: status.size,
+            uncompressedSize: status.size, offset: out.offset, localZip64: status.size >= Limits.u32)
+        try out.write(record.localHeader())
+        // Checked again over the bytes as they go out (they are in the cache already): a file
+        // rewritten within the file system's timestamp granularity looks unchanged, and the
+        // header must describe what was written.
+        var written = CRC32()
+        try input.sweep(size: status.size) { piece in
+            written.update(piece)
+            try out.write(piece)
+        }
+        if written.value != crc {
+            record.crc32 = written.value
+            try out.patch(at: record.offset, record.localHeader())
+        }
         return record
     }
 

@@ -105,6 +105,28 @@ func startFaultServer(serving root: String, faults: String) throws -> (url: Stri
         #expect(status.stdout.contains("course OpenedX+DemoX+DemoCourse  course-v1:OpenedX+DemoX+DemoCourse"), "\(status.stdout)")
     }
 
+    /// A large archive is fetched in Range slices, so the HTTP stack never holds much of it, and
+    /// arrives whole: the unpacked video has the published bytes.
+    @Test func aLargeArchiveArrivesInSlicesAndWhole() throws {
+        let course = TestSupport.temporaryFolder("sync") + "/course"
+        try TestSupport.copy(TestSupport.exampleCourse, to: course)
+        var rng = SeededGenerator(state: 5)
+        let video = (0..<40_000_000).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        try TestSupport.writeBytes(video, to: course + "/static/large.mp4")
+        let page = course + "/html/handout_page.html"
+        try TestSupport.writeBytes(TestSupport.read(page) + Array("\n<video controls src=\"/static/large.mp4\"></video>\n".utf8), to: page)
+        let published = TestSupport.temporaryFolder("sync") + "/published"
+        #expect(try TestSupport.coursepack(["build", course, "--out", published, "-q"]).status == 0)
+        let server = try startNginx(serving: published)
+        defer { #expect(server.stop(), "nginx outlived its test") }
+        let target = TestSupport.temporaryFolder("sync") + "/device"
+        let sync = try TestSupport.coursepack(["sync", server.baseURL, "--to", target])
+        #expect(sync.status == 0, "\(sync.stderr)")
+        let slices = server.requests().filter { $0.hasPrefix("GET /html/handout_page.zip ") }
+        #expect(slices.count == 3 && slices.allSatisfy { $0.contains(" 206 ") }, "\(slices)")
+        #expect(TestSupport.read(target + exampleFolder + "/html/handout_page/static/large.mp4") == video)
+    }
+
     @Test func dryRunPrintsThePlanAndChangesNothing() throws {
         let published = TestSupport.temporaryFolder("sync")
         _ = try TestSupport.coursepack(["build", TestSupport.exampleCourse, "--out", published, "-q"])

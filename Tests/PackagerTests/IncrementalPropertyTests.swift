@@ -1,3 +1,4 @@
+import BlockRenderer
 import Foundation
 import Manifest
 import Packager
@@ -6,30 +7,54 @@ import TestSupport
 
 /// A missed dependency would silently serve stale pages, so incremental builds are held to one
 /// property: after any edit, building over the previous publish gives exactly the bytes a build
-/// from scratch gives. Edits are random (html, static files, stylesheets, policies, course
-/// structure), applied one at a time to a copy of a real course.
+/// from scratch gives. Edits are random (html, static files, scripts, stylesheets, policies,
+/// course structure, page templates), applied one at a time to a copy of a real course.
+///
+/// `COURSEPACK_PROPERTY_EDITS` sets how many edits in all (`make bench` runs 300); most go to
+/// the example course, a twenty-fifth to the demo course, whose builds take longer.
 @Suite struct IncrementalPropertyTests {
     static let publishedAt = "2026-11-22T10:00:00Z"
+    static let defaultEdits = 200
 
-    @Test(arguments: [("example", 120, UInt64(11)), ("demo", 8, UInt64(12))])
+    static var totalEdits: Int {
+        ProcessInfo.processInfo.environment["COURSEPACK_PROPERTY_EDITS"].flatMap { Int($0) }.map { max($0, 2) } ?? defaultEdits
+    }
+
+    static var runs: [(String, Int, UInt64)] {
+        let demo = max(8, totalEdits / 25)
+        return [("example", max(1, totalEdits - demo), UInt64(11)), ("demo", demo, UInt64(12))]
+    }
+
+    @Test(arguments: IncrementalPropertyTests.runs)
     func anIncrementalBuildEqualsAFreshOneAfterEveryEdit(course name: String, edits: Int, seed: UInt64) throws {
         let course = TestSupport.temporaryFolder("property") + "/course"
         try TestSupport.copy(name == "demo" ? TestSupport.demoCourse : TestSupport.exampleCourse, to: course)
+        // Page templates live outside the course, as `--templates DIR` does; edits reach them too.
+        let templates = TestSupport.temporaryFolder("property") + "/templates"
+        try TestSupport.copy(TestSupport.packageRoot + "/Templates", to: templates)
         let incremental = TestSupport.temporaryFolder("property") + "/published"
-        _ = try build(course, into: incremental, publishedAt: Self.publishedAt)
+        try Self.build(course, templates: templates, into: incremental)
         var random = SeededGenerator(state: seed)
-        var editor = CourseEditor(root: course)
+        var editor = CourseEditor(root: course, templates: templates)
         for step in 0..<edits {
             let edit = try editor.apply(step, using: &random)
-            _ = try build(course, into: incremental, publishedAt: Self.publishedAt)
+            try Self.build(course, templates: templates, into: incremental)
             let fresh = TestSupport.temporaryFolder("property") + "/fresh"
-            _ = try build(course, into: fresh, publishedAt: Self.publishedAt)
+            try Self.build(course, templates: templates, into: fresh)
             let difference = Self.difference(incremental, fresh)
             #expect(difference == nil, "after edit \(step) (\(edit)): \(difference ?? "")")
             try? FileManager.default.removeItem(atPath: fresh)
+            try? FileManager.default.removeItem(atPath: BuildOptions.defaultStateFolder(forOutput: fresh))
             if difference != nil { break }
         }
-        #expect(editor.kinds.count >= 5, "every kind of edit was tried: \(editor.kinds.sorted())")
+        let expectedKinds = min(CourseEditor.allKinds.count, edits / 4)
+        #expect(editor.kinds.count >= expectedKinds, "every kind of edit was tried: \(editor.kinds.sorted())")
+    }
+
+    static func build(_ course: String, templates: String, into folder: String) throws {
+        let options = try BuildOptions(
+            outputFolder: folder, publishedAt: publishedAt, jobs: 2, templates: try PageTemplates.overriding(with: templates))
+        _ = try CoursePackager(options: options).build(coursePath: course)
     }
 
     /// The first file whose presence or bytes differ between two published folders (what a
@@ -47,9 +72,15 @@ import TestSupport
 /// Random edits of an OLX export, of every kind a course team makes.
 struct CourseEditor {
     let root: String
+    let templates: String
     var kinds = Set<String>()
 
-    init(root: String) { self.root = root }
+    static let allKinds = ["html", "static", "script", "stylesheet", "policy", "add-block", "remove-block", "move-block", "new-static", "template"]
+
+    init(root: String, templates: String) {
+        self.root = root
+        self.templates = templates
+    }
 
     func files(_ folder: String, _ suffix: String) -> [String] {
         TestSupport.files(under: root + "/" + folder).filter { $0.hasSuffix(suffix) }.map { folder + "/" + $0 }.sorted()
@@ -60,7 +91,7 @@ struct CourseEditor {
     func write(_ path: String, _ text: String) throws { try TestSupport.write([path: text], under: root) }
 
     mutating func apply(_ step: Int, using random: inout SeededGenerator) throws -> String {
-        let kind = ["html", "static", "stylesheet", "policy", "add-block", "remove-block", "new-static"].randomElement(using: &random)!
+        let kind = Self.allKinds.randomElement(using: &random)!
         kinds.insert(kind)
         switch kind {
         case "html":
@@ -112,6 +143,33 @@ struct CourseEditor {
             guard let start = content.range(of: "<html url_name="), let end = content[start.upperBound...].range(of: "/>") else { return "none" }
             try write(unit, String(content[..<start.lowerBound]) + String(content[end.upperBound...]))
             return "remove-block from \(unit)"
+        case "script":
+            guard let script = files("static", ".js").randomElement(using: &random) else { return "none" }
+            try write(script, text(script) + "\n// Edit \(step).\n")
+            return "script \(script)"
+        case "move-block":
+            // Course structure: a component leaves its unit for another one.
+            let units = files("vertical", ".xml")
+            guard let from = units.filter({ text($0).contains("<html url_name=") }).randomElement(using: &random),
+                let to = units.filter({ $0 != from && text($0).contains("</vertical>") }).randomElement(using: &random)
+            else { return "none" }
+            let content = text(from)
+            guard let start = content.range(of: "<html url_name="), let end = content[start.upperBound...].range(of: "/>") else { return "none" }
+            let child = String(content[start.lowerBound..<end.upperBound])
+            try write(from, String(content[..<start.lowerBound]) + String(content[end.upperBound...]))
+            try write(to, text(to).replacingOccurrences(of: "</vertical>", with: "  \(child)\n</vertical>"))
+            return "move-block \(child) from \(from) to \(to)"
+        case "template":
+            // The page shell or the page stylesheet, as an operator's --templates folder changes.
+            if Bool.random(using: &random) {
+                let path = templates + "/coursepack.css"
+                try TestSupport.writeBytes(TestSupport.read(path) + Array("\n.edit-\(step) { color: #123; }\n".utf8), to: path)
+                return "template coursepack.css"
+            }
+            let path = templates + "/page.mustache"
+            let shell = String(decoding: TestSupport.read(path), as: UTF8.self)
+            try TestSupport.writeBytes(Array(shell.replacingOccurrences(of: "</main>", with: "</main>\n<!-- edit \(step) -->").utf8), to: path)
+            return "template page.mustache"
         default:
             guard let page = files("html", ".html").randomElement(using: &random) else { return "none" }
             let name = "new-file-\(step).txt"

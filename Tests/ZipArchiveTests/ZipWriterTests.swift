@@ -116,6 +116,43 @@ func randomTree(seed: UInt64, under root: String) throws -> [String] {
         #expect(try TestSupport.independentZipCheck([out + "/big.zip"]) == [])
     }
 
+    /// Media larger than the write buffer and than one mapping window is written header first,
+    /// so an observer sees the final bytes and nobody reads the archive back to hash it; a
+    /// checksum from an earlier pass gives the same bytes, and one gone stale (the file was
+    /// rewritten since) is not trusted.
+    @Test func largeMediaIsObservedWholeAndKnownChecksumsGiveTheSameBytes() throws {
+        var rng = SeededGenerator(state: 23)
+        let root = TestSupport.temporaryFolder("tree")
+        let video = root + "/clip.mp4"
+        try TestSupport.writeBytes((0..<9_000_000).map { _ in UInt8.random(in: 0...255, using: &rng) }, to: video)
+        try TestSupport.writeBytes(Array(String(repeating: "<p>page</p>", count: 3000).utf8), to: root + "/index.html")
+        let out = TestSupport.temporaryFolder("zip")
+        func write(_ source: ZipEntry.Source, to archive: String) throws -> (observed: [UInt8], all: Bool) {
+            var observed: [UInt8] = []
+            let entries = [ZipEntry(name: "index.html", source: .file(path: root + "/index.html")), ZipEntry(name: "static/clip.mp4", source: source)]
+            let written = try ZipWriter().write(entries, to: archive) { observed.append(contentsOf: $0) }
+            return (observed, written.observedAll)
+        }
+        let streamed = try write(.file(path: video), to: out + "/streamed.zip")
+        #expect(streamed.all)
+        #expect(streamed.observed == TestSupport.read(out + "/streamed.zip"))
+        #expect(try TestSupport.independentZipCheck([out + "/streamed.zip"]) == [])
+
+        var hashedBytes = 0
+        let checksum = try MappedFile.sweep(video) { hashedBytes += $0.count }
+        #expect(hashedBytes == 9_000_000 && checksum.size == 9_000_000)
+        #expect(checksum.crc32 == CRC32.checksum(TestSupport.read(video)))
+        let known = try write(.checkedFile(path: video, checksum), to: out + "/known.zip")
+        #expect(known.all)
+        #expect(TestSupport.read(out + "/known.zip") == TestSupport.read(out + "/streamed.zip"))
+
+        var changed = TestSupport.read(video)
+        changed[4_500_000] ^= 0xFF
+        try TestSupport.writeBytes(changed, to: video)
+        _ = try write(.checkedFile(path: video, checksum), to: out + "/stale.zip")
+        #expect(try TestSupport.independentZipCheck([out + "/stale.zip"]) == [], "a stale checksum is not written into the header")
+    }
+
     @Test func sameTreeWithOtherModificationTimesGivesIdenticalBytes() throws {
         let root = TestSupport.temporaryFolder("tree")
         let names = try randomTree(seed: 42, under: root)
