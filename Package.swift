@@ -22,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.14.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         .systemLibrary(
@@ -34,6 +35,11 @@ let package = Package(
         .target(name: "ParallelMap"),
         .target(name: "CourseExport", dependencies: ["ZlibStream", "ParallelMap"]),
         .target(name: "LinkRewriter"),
+        .target(name: "CourseSearch", dependencies: ["LinkRewriter"]),
+        .target(
+            name: "OfflineSearch",
+            dependencies: ["CourseSearch", "ClientTarget", "SyncClient", "Manifest", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
         .target(
             name: "BlockRenderer",
             dependencies: ["CourseExport", "LinkRewriter", .product(name: "Mustache", package: "swift-mustache")]
@@ -47,7 +53,7 @@ let package = Package(
         .target(
             name: "Packager",
             dependencies: [
-                "CourseExport", "LinkRewriter", "BlockRenderer", "ZipArchive", "Manifest", "ParallelMap",
+                "CourseExport", "LinkRewriter", "BlockRenderer", "ZipArchive", "Manifest", "ParallelMap", "CourseSearch",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
@@ -58,7 +64,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .target(name: "ClientTarget", dependencies: ["SyncClient", "Manifest", "ZipArchive"]),
+        .target(name: "ClientTarget", dependencies: ["SyncClient", "Manifest", "ZipArchive", "CourseSearch"]),
         .target(name: "AWSSigV4", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         .target(
             name: "StoragePublisher",
@@ -75,7 +81,7 @@ let package = Package(
         .executableTarget(
             name: "coursepack-sync",
             dependencies: [
-                "SyncClient", "ClientTarget", "CourseServer", "Manifest", "CommandLineSupport", "StoragePublisher",
+                "SyncClient", "ClientTarget", "CourseServer", "Manifest", "CommandLineSupport", "StoragePublisher", "OfflineSearch",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -89,6 +95,10 @@ let package = Package(
         .testTarget(name: "ClientLibraryTests", dependencies: ["ClientTarget", "Manifest"]),
         .testTarget(name: "AWSSigV4Tests", dependencies: ["AWSSigV4"]),
         .testTarget(name: "StoragePublisherTests", dependencies: ["StoragePublisher", "AWSSigV4", "Manifest", "coursepack", "coursepack-sync", "TestSupport"]),
+        .testTarget(
+            name: "SearchTests",
+            dependencies: ["CourseSearch", "OfflineSearch", "Packager", "Manifest", "ZipArchive", "ClientTarget", "SyncClient", "TestSupport"]
+        ),
         .testTarget(name: "CLITests", dependencies: ["coursepack", "coursepack-sync", "Manifest", "TestSupport"]),
     ]
 )

@@ -29,7 +29,8 @@ public struct CoursePackager: Sendable {
         let stampCourse: @Sendable () -> (key: String, settled: Bool)? = { [options] in
             BuildState.inputs(
                 coursePath: coursePath, options: options,
-                rendererFingerprint: renderer.fingerprint + "/" + PageRuntime.stamp(of: options.runtimeSource), since: since)
+                rendererFingerprint: renderer.fingerprint + "/" + SearchIndexStep.fingerprint + "/" + PageRuntime.stamp(of: options.runtimeSource),
+                since: since)
         }
         var stampedInputs: Background<(key: String, settled: Bool)?>?
         if BuildState.exists(in: options.stateFolder) {
@@ -68,7 +69,7 @@ public struct CoursePackager: Sendable {
         if let previous, previous.courseID != course.id {
             throw .output(path: manifestPath, reason: "belongs to \(previous.courseID), not \(course.id); use another --out")
         }
-        let previousArchives = Set((previous?.blocks ?? []).compactMap(\.archive) + [previous?.runtime?.archive].compactMap { $0 })
+        let previousArchives = Set((previous?.blocks ?? []).compactMap(\.archive) + [previous?.runtime?.archive, previous?.search?.archive].compactMap { $0 })
         // The build deletes what the previous manifest names: it is checked as strictly as a
         // server's manifest before anything it names is touched.
         if let unsafe = previousArchives.sorted().first(where: { !ArchivePaths.isSafe($0) }) {
@@ -170,7 +171,15 @@ public struct CoursePackager: Sendable {
                 throw .output(path: out + "/" + runtime.archivePath, reason: "cannot write the runtime archive: \(error)")
             }
         }
-        if let previous, previous.blocks == manifest.blocks, previous.outline == manifest.outline {
+        let search = SearchIndexStep(course: course, export: export.directory, renderer: renderer, entries: entries, workers: options.jobs)
+        do {
+            let (published, written) = try search.publish(into: out, writer: assets.writer, previous: previous?.search)
+            manifest.search = published
+            if written { writtenFolders.insert(out + "/search") }
+        } catch {
+            throw .output(path: out + "/" + search.archivePath, reason: "cannot write the search index: \(error)")
+        }
+        if let previous, previous.blocks == manifest.blocks, previous.outline == manifest.outline, previous.search == manifest.search {
             // Nothing changed: keep the previous publish time, so the file stays byte-identical.
             manifest.publishedAt = previous.publishedAt
         }
@@ -208,7 +217,7 @@ public struct CoursePackager: Sendable {
         let hashes = assets.hashCache
         if hashes.records != previousHashes.records { hashes.save(to: state) }
 
-        let kept = Set(entries.compactMap(\.archive) + entries.compactMap(\.runtime) + [manifest.runtime?.archive].compactMap { $0 })
+        let kept = Set(entries.compactMap(\.archive) + entries.compactMap(\.runtime) + [manifest.runtime?.archive, manifest.search?.archive].compactMap { $0 })
         var emptied = Set<String>()
         for stale in previousArchives.subtracting(kept).sorted() {
             // unlink, not a recursive remove: an archive is a file, never a folder.

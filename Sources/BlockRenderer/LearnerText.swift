@@ -1,0 +1,37 @@
+import CourseExport
+
+/// What a learner reads on a block's page, for the search index.
+public enum LearnerText: Sendable, Equatable {
+    /// HTML whose visible text is the block's (an html block's content, a problem's form).
+    case html(String)
+    case plain(String)
+}
+
+extension BlockRenderer {
+    /// The block's learner-visible content, taken from the same renderers that make its page,
+    /// so the index can hold nothing the page does not show: a problem's comes from
+    /// `ProblemRenderer`, which never writes answers, solutions, hints or `correct` flags.
+    /// A video's is its transcripts. Nil for a block whose page is not made offline.
+    public func learnerText(of block: Block, in course: Course, export: ExportDirectory) -> LearnerText? {
+        switch block.type {
+        case "html":
+            guard let (content, _) = try? htmlContent(of: block, export: export) else { return nil }
+            return .html(String(decoding: NetworkContent.process(content).html, as: UTF8.self))
+        case "problem":
+            guard case .html(let html) = ProblemRenderer(block: block).render() else { return nil }
+            return .html(html)
+        case "video":
+            let video = VideoRenderer(block: block, course: course, export: export)
+            guard case .page = video.render() else { return nil }
+            var lines: [String] = []
+            for (_, name) in video.transcriptFiles() {
+                guard let path = course.staticFiles.resolve(name), let bytes = try? export.read("static/" + path) else { continue }
+                let transcript = name.lowercased().hasSuffix(".sjson") ? Transcript.parseSJSON(bytes) : Transcript.parseSRT(bytes)
+                lines += transcript?.cues.map(\.text) ?? []
+            }
+            return .plain(lines.joined(separator: "\n"))
+        default:
+            return nil
+        }
+    }
+}

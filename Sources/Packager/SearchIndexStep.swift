@@ -1,0 +1,72 @@
+import BlockRenderer
+import CourseExport
+import CourseSearch
+import Crypto
+import Foundation
+import Manifest
+import ParallelMap
+import ZipArchive
+
+/// The build's search step: the learner-visible text of every leaf block that the manifest
+/// lists (html text, problem questions, video transcripts), with its display name and outline
+/// path, into one deterministic `search/<hash>.zip` beside the block archives. The archive's
+/// name is its content's hash, so it is written again only when some block's text, name or
+/// place changed.
+struct SearchIndexStep: Sendable {
+    let index: SearchIndex
+    let bytes: [UInt8]
+    let contentHash: String
+
+    var archivePath: String { "search/\(contentHash.prefix(16)).zip" }
+
+    /// Bumped with `SearchIndex.formatVersion` or when extraction changes, so an unchanged
+    /// build (which stops before this step) still notices.
+    static let fingerprint = "search-\(SearchIndex.formatVersion)-1"
+
+    init(course: Course, export: ExportDirectory, renderer: BlockRenderer, entries: [BlockEntry], workers: Int) {
+        let tokenizer = SearchTokenizer(language: course.language)
+        let blocks = Dictionary(course.blocks.map { ($0.usageID, $0) }, uniquingKeysWith: { first, _ in first })
+        let listed = entries.filter { blocks[$0.usageID] != nil }
+        let documents = listed.parallelMap(workers: workers) { entry -> SearchDocument? in
+            guard let block = blocks[entry.usageID] else { return nil }
+            // Containers above the block, outermost first, without the course itself.
+            let path = block.parents.reversed().compactMap { id -> String? in
+                guard let parent = blocks[id], parent.type != "course" else { return nil }
+                return parent.displayName
+            }
+            var text = ""
+            if entry.isOffline {
+                switch renderer.learnerText(of: block, in: course, export: export) {
+                case .html(let html): text = VisibleText.of(html: html)
+                case .plain(let plain): text = VisibleText.collapsingWhitespace(plain)
+                case nil: break
+                }
+            }
+            let title = entry.displayName ?? ""
+            guard !title.isEmpty || !text.isEmpty else { return nil }
+            let page = entry.isOffline ? entry.archive.map { String($0.dropLast(".zip".count)) + "/index.html" } : nil
+            return SearchDocument(usageID: entry.usageID, type: entry.type, title: title, path: path, page: page, text: text, tokenizer: tokenizer)
+        }
+        index = SearchIndex(courseID: course.id, language: course.language, documents: documents.compactMap { $0 })
+        bytes = index.encoded()
+        contentHash = Digest.hex(SHA256.hash(data: bytes))
+    }
+
+    /// Writes the archive unless the previous publish already holds it; `written` says whether
+    /// its folder got a new name to sync.
+    func publish(into folder: String, writer: ZipWriter, previous: SearchArchive?) throws -> (SearchArchive, written: Bool) {
+        let path = folder + "/" + archivePath
+        if let previous, previous.archive == archivePath, previous.contentHash == contentHash,
+            FileStamp.of(path)?.size == previous.size, (try? Digest.file(path)) == previous.sha256
+        {
+            return (previous, false)
+        }
+        try FileManager.default.createDirectory(atPath: folder + "/search", withIntermediateDirectories: true)
+        var hasher = SHA256()
+        let written = try writer.write([ZipEntry(name: SearchIndex.fileName, source: .bytes(bytes))], to: path) {
+            hasher.update(bufferPointer: $0)
+        }
+        let sha256 = written.observedAll ? Digest.hex(hasher.finalize()) : try Digest.file(path)
+        return (SearchArchive(archive: archivePath, size: written.size, sha256: sha256, contentHash: contentHash), true)
+    }
+}
