@@ -97,7 +97,10 @@ let package = Package(
         .testTarget(name: "StoragePublisherTests", dependencies: ["StoragePublisher", "AWSSigV4", "Manifest", "coursepack", "coursepack-sync", "TestSupport"]),
         .testTarget(
             name: "SearchTests",
-            dependencies: ["CourseSearch", "OfflineSearch", "Packager", "Manifest", "ZipArchive", "ClientTarget", "SyncClient", "TestSupport"]
+            dependencies: [
+                "CourseSearch", "OfflineSearch", "Packager", "Manifest", "ZipArchive", "ClientTarget", "SyncClient", "TestSupport", "coursepack",
+                "coursepack-sync",
+            ]
         ),
         .testTarget(name: "CLITests", dependencies: ["coursepack", "coursepack-sync", "Manifest", "TestSupport"]),
     ]

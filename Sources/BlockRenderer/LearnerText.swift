@@ -18,7 +18,10 @@ extension BlockRenderer {
             guard let (content, _) = try? htmlContent(of: block, export: export) else { return nil }
             return .html(String(decoding: NetworkContent.process(content).html, as: UTF8.self))
         case "problem":
-            guard case .html(let html) = ProblemRenderer(block: block).render() else { return nil }
+            guard case .html(var html) = ProblemRenderer(block: block).render() else { return nil }
+            // The form's own controls and notes (submit, status, "answers are kept…") follow the
+            // question; they are the same on every problem page and say nothing about it.
+            if let controls = html.range(of: "<p class=\"coursepack-actions\">") { html = String(html[..<controls.lowerBound]) }
             return .html(html)
         case "video":
             let video = VideoRenderer(block: block, course: course, export: export)

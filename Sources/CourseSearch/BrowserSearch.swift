@@ -92,6 +92,8 @@ public enum BrowserSearch {
             return out;
           }
           function tokens(text) { return allTokens(text).filter(function (t) { return !stop[t[0]]; }); }
+          // For tests and host apps: the terms of a text, as the index holds them.
+          window.coursepackSearchTerms = function (text) { return tokens(text).map(function (t) { return t[0]; }); };
           // SearchQuery: words alone, or a quoted phrase.
           function parse(text) {
             var phrases = [], seen = {};

@@ -123,6 +123,9 @@ func courseWithPlantedAnswers() throws -> String {
         ] {
             #expect(!everything.contains(planted), "\(planted) is in the search index")
         }
+        // Nor the form's own controls and notes, the same on every problem page.
+        #expect(!everything.contains("answers are kept"))
+        #expect(!everything.contains("submit"))
         let target = try await syncedTarget(from: published)
         let search = TargetSearch(target: target)
         for planted in ["Plantedanswerone", "Plantedsolution", "Planteddemandhint", "Plantedchoicehint", "\"Plantedpythonanswer\""] {
@@ -137,6 +140,51 @@ func courseWithPlantedAnswers() throws -> String {
         let online = try search.search("graded online")
         #expect(online.first?.state == "online_only")
         #expect(online.first?.page == nil)
+    }
+
+    @Test func demoPhrasesFromAPageAProblemAndATranscriptFindTheirBlocksFirst() async throws {
+        #expect(FileManager.default.fileExists(atPath: TestSupport.demoCourse + "/course.xml"), "the demo course corpus is missing")
+        let target = try await syncedTarget(from: try build(TestSupport.demoCourse))
+        let search = TargetSearch(target: target)
+        let expected = [
+            // html: the welcome page's text.
+            #""leading open-source online learning platforms""#: "type@html+block@a01fc100e5e64fc5bbca09daa190cfee",
+            "globe leading platforms": "type@html+block@a01fc100e5e64fc5bbca09daa190cfee",
+            // problems: question text.
+            "symbol Ancient Rome": "type@problem+block@870b16e640d541af94a308caac834d2e",
+            "Pendleton tanker": "type@problem+block@b20c43dfbd874a729762ab44a1dfc282",
+            "traditional abacus": "type@problem+block@ef8c3814d2ce47c6927a8310bba4b849",
+            // video transcripts.
+            "Harvard MIT mission": "type@video+block@d5a54ce52f464acfa7a83ae155712cc3",
+            "revolution digital learning": "type@video+block@b18dceef48234944a8d64ac6937ec6bd",
+        ]
+        for (query, block) in expected.sorted(by: { $0.key < $1.key }) {
+            let results = try search.search(query)
+            #expect(results.first?.usageID == "block-v1:OpenedX+DemoX+DemoCourse+" + block, "\(query): \(results.prefix(3).map(\.title))")
+            #expect(results.first?.state == "installed")
+            #expect(results.first.map { FileManager.default.fileExists(atPath: $0.page ?? "") } == true)
+            #expect(results.first?.snippet.isEmpty == false)
+        }
+    }
+
+    @Test func theCommandLineSearchesRanksAndRefusesBadQueries() async throws {
+        let target = try await syncedTarget(from: try build(try courseWithPlantedAnswers()))
+        let found = try TestSupport.coursepack(["search", target.root, "Danube", "--json"])
+        #expect(found.status == 0, "\(found.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(found.stdout.utf8)) as? [String: Any])
+        let results = try #require(object["results"] as? [[String: Any]])
+        #expect(results.first?["usage_id"] as? String == "block-v1:Org+Num+run1+type@html+block@h1")
+        #expect((results.first?["snippet"] as? String)?.contains("Danube flows") == true)
+        let plain = try TestSupport.coursepack(["search", target.root, "Freedonia", "--course", "course-v1:Org+Num+run1"])
+        #expect(plain.status == 0)
+        #expect(plain.stdout.contains("Capital quiz") && plain.stdout.contains("problem/p1/index.html"))
+        for (query, message) in [("", "no words"), ("the of", "too common")] {
+            let refused = try TestSupport.coursepack(["search", target.root, query])
+            #expect(refused.status == 2)
+            #expect(refused.stderr.contains(message), "\(refused.stderr)")
+        }
+        let unknown = try TestSupport.coursepack(["search", target.root, "Danube", "--course", "course-v1:No+Such+Course"])
+        #expect(unknown.status == 2 && unknown.stderr.contains("no such course"))
     }
 
     @Test func titlesWeighMoreAndPhrasesMatchOnlyInOrder() async throws {
