@@ -339,9 +339,11 @@ def test_outline_search_finds_pages_offline_and_opens_them(browser, demo_target)
     online = search_in_outline(browser, "poll")
     assert any(href is None and "(online only)" in text for text, href in online), online
 
+    # The outline page's script ran without an error.
+    assert [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"] == []
+
     # Clicking through opens the installed page, offline.
     search_in_outline(browser, "symbol Ancient Rome")
     browser.find_element(By.CSS_SELECTOR, "#coursepack-search-results > li a").click()
     assert browser.current_url.endswith("problem/870b16e640d541af94a308caac834d2e/index.html")
     assert "Ancient Rome" in browser.find_element(By.TAG_NAME, "body").text
-    assert [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"] == []
