@@ -171,6 +171,7 @@ public struct CoursePackager: Sendable {
                 throw .output(path: out + "/" + runtime.archivePath, reason: "cannot write the runtime archive: \(error)")
             }
         }
+        let searchStarted = Date()
         let search = SearchIndexStep(course: course, export: export.directory, renderer: renderer, entries: entries, workers: options.jobs)
         do {
             let (published, written) = try search.publish(into: out, writer: assets.writer, previous: previous?.search)
@@ -179,6 +180,7 @@ public struct CoursePackager: Sendable {
         } catch {
             throw .output(path: out + "/" + search.archivePath, reason: "cannot write the search index: \(error)")
         }
+        report.durations.searchSeconds = Date().timeIntervalSince(searchStarted)
         if let previous, previous.blocks == manifest.blocks, previous.outline == manifest.outline, previous.search == manifest.search {
             // Nothing changed: keep the previous publish time, so the file stays byte-identical.
             manifest.publishedAt = previous.publishedAt
