@@ -10,8 +10,9 @@ public enum LearnerText: Sendable, Equatable {
 extension BlockRenderer {
     /// The block's learner-visible content, taken from the same renderers that make its page,
     /// so the index can hold nothing the page does not show: a problem's comes from
-    /// `ProblemRenderer`, which never writes answers, solutions, hints or `correct` flags.
-    /// A video's is its transcripts. Nil for a block whose page is not made offline.
+    /// `ProblemRenderer`, which never writes answers, solutions, hints or `correct` flags; a
+    /// video's is its transcripts (not rendered again: the caller asks only for blocks that got
+    /// a page). Nil for other types and for a problem shown only online.
     public func learnerText(of block: Block, in course: Course, export: ExportDirectory) -> LearnerText? {
         switch block.type {
         case "html":
@@ -25,7 +26,6 @@ extension BlockRenderer {
             return .html(html)
         case "video":
             let video = VideoRenderer(block: block, course: course, export: export)
-            guard case .page = video.render() else { return nil }
             var lines: [String] = []
             for (_, name) in video.transcriptFiles() {
                 guard let path = course.staticFiles.resolve(name), let bytes = try? export.read("static/" + path) else { continue }

@@ -16,14 +16,18 @@ public struct SearchIndex: Codable, Sendable, Equatable {
     static let suffix = ";\n"
 
     public var format: Int
+    /// What the build took from the blocks, versioned apart from the format (readers ignore
+    /// it): a build reuses a previous index's text of an unchanged block only when it is its own.
+    public var textVersion: Int
     public var courseID: String
     /// The course's language as its export gives it; empty when not given.
     public var language: String
     /// Every leaf block with text a learner can see or a name, in course order.
     public var documents: [SearchDocument]
 
-    public init(courseID: String, language: String, documents: [SearchDocument]) {
+    public init(courseID: String, language: String, documents: [SearchDocument], textVersion: Int = 0) {
         self.format = Self.formatVersion
+        self.textVersion = textVersion
         self.courseID = courseID
         self.language = language
         self.documents = documents
@@ -31,6 +35,7 @@ public struct SearchIndex: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case format
+        case textVersion = "text_version"
         case courseID = "course_id"
         case language
         case documents
@@ -97,6 +102,19 @@ public struct SearchDocument: Codable, Sendable, Equatable {
         titleTerms = tokenizer.terms(title).joined(separator: " ")
         pathTerms = tokenizer.terms(path.joined(separator: " ")).joined(separator: " ")
         bodyTerms = tokenizer.terms(text).joined(separator: " ")
+    }
+
+    /// The same text under a new name, place or page (its terms follow).
+    public mutating func rename(title: String, path: [String], page: String?, tokenizer: SearchTokenizer) {
+        if title != self.title {
+            self.title = title
+            titleTerms = tokenizer.terms(title).joined(separator: " ")
+        }
+        if path != self.path {
+            self.path = path
+            pathTerms = tokenizer.terms(path.joined(separator: " ")).joined(separator: " ")
+        }
+        self.page = page
     }
 
     enum CodingKeys: String, CodingKey {

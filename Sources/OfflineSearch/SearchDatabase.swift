@@ -6,7 +6,9 @@ import GRDB
 /// `index.js` (the published bytes stay deterministic; a database file would not be) and kept
 /// beside the course's sync state, named by the index's content hash. Documents go in as their
 /// published terms joined by spaces, with a tokenizer that only splits at spaces, so FTS5's
-/// terms are exactly `SearchTokenizer`'s and its `bm25()` ranks as the outline page does.
+/// terms are exactly `SearchTokenizer`'s and its `bm25()` ranks as the outline page does. What a
+/// result shows (title, path, page, text) is stored beside them, so a query reads the database
+/// only, not the index file.
 struct SearchDatabase {
     /// Every letter, digit and mark category is part of a term: FTS5 splits only at the spaces
     /// between the published terms, and folds nothing they do not already have folded.
@@ -14,31 +16,49 @@ struct SearchDatabase {
 
     let queue: DatabaseQueue
 
-    /// Opens the database at `path`, building it first when it is missing, unreadable or not
-    /// the one of `index` (a damaged cache is rebuilt, never reported: the index is the truth).
-    static func open(at path: String, for index: SearchIndex, contentHash: String) throws -> SearchDatabase {
-        if let existing = try? DatabaseQueue(path: path, configuration: readOnly()),
-            (try? existing.read({ try String.fetchOne($0, sql: "SELECT value FROM meta WHERE key = 'content_hash'") })) == contentHash,
-            (try? existing.read({ try Int.fetchOne($0, sql: "SELECT count(*) FROM documents") })) == index.documents.count
-        {
-            return SearchDatabase(queue: existing)
-        }
+    struct Document {
+        var usageID: String
+        var type: String
+        var title: String
+        var path: [String]
+        var page: String?
+        var text: String
+    }
+
+    /// The database at `path` when it was built from the index file whose stamp (size, inode,
+    /// modification and change times) is `stamp`; nil otherwise (missing, unreadable, another
+    /// index, or an index file written since).
+    static func existing(at path: String, contentHash: String, stamp: String) -> SearchDatabase? {
+        guard let queue = try? DatabaseQueue(path: path, configuration: readOnly()),
+            let recorded = try? queue.read({ try [String: String](Row.fetchAll($0, sql: "SELECT key, value FROM meta").map { ($0[0], $0[1]) }, uniquingKeysWith: { a, _ in a }) }),
+            recorded["content_hash"] == contentHash, recorded["index_stamp"] == stamp
+        else { return nil }
+        return SearchDatabase(queue: queue)
+    }
+
+    /// Builds the database of `index` at `path` (through a temporary file and a rename).
+    static func build(at path: String, from index: SearchIndex, contentHash: String, stamp: String) throws -> SearchDatabase {
         let temporary = path + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         defer { unlink(temporary) }
-        do {
-            let building = try DatabaseQueue(path: temporary)
-            try building.write { db in
-                try db.execute(sql: "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-                try db.execute(sql: "INSERT INTO meta VALUES ('content_hash', ?)", arguments: [contentHash])
-                try db.execute(sql: "CREATE VIRTUAL TABLE documents USING fts5(title, path, body, tokenize = \"\(tokenizer)\")")
-                for (number, document) in index.documents.enumerated() {
-                    try db.execute(
-                        sql: "INSERT INTO documents(rowid, title, path, body) VALUES (?, ?, ?, ?)",
-                        arguments: [number + 1, document.titleTerms, document.pathTerms, document.bodyTerms])
-                }
+        let building = try DatabaseQueue(path: temporary)
+        try building.write { db in
+            try db.execute(sql: "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            for (key, value) in [("content_hash", contentHash), ("index_stamp", stamp), ("language", index.language), ("course_id", index.courseID)] {
+                try db.execute(sql: "INSERT INTO meta VALUES (?, ?)", arguments: [key, value])
             }
-            try building.close()
+            try db.execute(sql: "CREATE VIRTUAL TABLE terms USING fts5(title, path, body, tokenize = \"\(tokenizer)\")")
+            try db.execute(sql: "CREATE TABLE documents(id INTEGER PRIMARY KEY, usage_id TEXT, type TEXT, title TEXT, path TEXT, page TEXT, text TEXT)")
+            for (number, document) in index.documents.enumerated() {
+                try db.execute(
+                    sql: "INSERT INTO terms(rowid, title, path, body) VALUES (?, ?, ?, ?)",
+                    arguments: [number + 1, document.titleTerms, document.pathTerms, document.bodyTerms])
+                let path = String(decoding: try JSONEncoder().encode(document.path), as: UTF8.self)
+                try db.execute(
+                    sql: "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    arguments: [number + 1, document.usageID, document.type, document.title, path, document.page, document.text])
+            }
         }
+        try building.close()
         guard rename(temporary, path) == 0 else { throw SearchDatabaseError.cannotWrite(path: path, reason: String(cString: strerror(errno))) }
         return SearchDatabase(queue: try DatabaseQueue(path: path, configuration: readOnly()))
     }
@@ -49,18 +69,27 @@ struct SearchDatabase {
         return configuration
     }
 
-    /// Documents holding every phrase, best first: (position in the index, BM25 score, higher
-    /// is better).
-    func search(_ query: SearchQuery, limit: Int) throws -> [(document: Int, score: Double)] {
+    func meta(_ key: String) throws -> String? {
+        try queue.read { try String.fetchOne($0, sql: "SELECT value FROM meta WHERE key = ?", arguments: [key]) }
+    }
+
+    /// Documents holding every phrase, best first, with their BM25 score (higher is better).
+    func search(_ query: SearchQuery, limit: Int) throws -> [(document: Document, score: Double)] {
         // Terms hold only letters, digits and marks: quoting them is all FTS5's syntax needs.
         let match = query.phrases.map { "\"" + $0.joined(separator: " ") + "\"" }.joined(separator: " AND ")
         let sql = """
-            SELECT rowid, bm25(documents, \(SearchRanking.titleWeight), \(SearchRanking.pathWeight), \(SearchRanking.bodyWeight)) AS rank
-            FROM documents WHERE documents MATCH ? ORDER BY rank, rowid LIMIT ?
+            SELECT d.usage_id, d.type, d.title, d.path, d.page, d.text,
+                   bm25(terms, \(SearchRanking.titleWeight), \(SearchRanking.pathWeight), \(SearchRanking.bodyWeight)) AS rank
+            FROM terms JOIN documents d ON d.id = terms.rowid
+            WHERE terms MATCH ? ORDER BY rank, terms.rowid LIMIT ?
             """
         return try queue.read { db in
             try Row.fetchAll(db, sql: sql, arguments: [match, limit]).map { row in
-                (document: (row[0] as Int) - 1, score: -(row[1] as Double))
+                let path: String = row[3]
+                let document = Document(
+                    usageID: row[0], type: row[1], title: row[2], path: (try? JSONDecoder().decode([String].self, from: Data(path.utf8))) ?? [],
+                    page: row[4], text: row[5])
+                return (document, -(row[6] as Double))
             }
         }
     }

@@ -82,34 +82,30 @@ public struct TargetSearch: Sendable {
                 withoutIndex.append(manifest.courseID)
                 continue
             }
-            let index = try Self.installedIndex(courseRoot: courseRoot, folder: indexFolder)
+            let database = try Self.database(courseRoot: courseRoot, indexFolder: indexFolder, contentHash: archive.contentHash)
             let query: SearchQuery
+            let tokenizer = SearchTokenizer(language: (try? database.meta("language")) ?? "")
             do {
-                query = try SearchQuery(text, tokenizer: index.tokenizer)
+                query = try SearchQuery(text, tokenizer: tokenizer)
             } catch {
                 queryError = queryError ?? error
                 continue
             }
             searched += 1
-            let databasePath = courseRoot + "/" + ClientTarget.stateFolderName + "/search-\(archive.contentHash.prefix(16)).sqlite"
-            let found: [(document: Int, score: Double)]
+            let found: [(document: SearchDatabase.Document, score: Double)]
             do {
-                let database = try SearchDatabase.open(at: databasePath, for: index, contentHash: archive.contentHash)
-                Self.removeOtherDatabases(in: courseRoot + "/" + ClientTarget.stateFolderName, keeping: databasePath)
                 found = try database.search(query, limit: limit)
             } catch {
-                throw .database(path: databasePath, reason: "\(error)")
+                throw .database(path: courseRoot + "/" + ClientTarget.stateFolderName, reason: "\(error)")
             }
-            let installed = Self.installedPages(manifest: manifest, courseRoot: courseRoot)
-            let tokenizer = index.tokenizer
-            for (document, score) in found where index.documents.indices.contains(document) {
-                let entry = index.documents[document]
-                let page = entry.page.flatMap { installed.contains(entry.usageID) ? courseRoot + "/" + $0 : nil }
-                let state = page != nil ? "installed" : (entry.page == nil ? "online_only" : "not_installed")
+            for (document, score) in found {
+                // Installed: its folder is there (reconciliation keeps folders and manifest agreeing).
+                let page = document.page.map { courseRoot + "/" + $0 }.flatMap { FileManager.default.fileExists(atPath: $0) ? $0 : nil }
+                let state = page != nil ? "installed" : (document.page == nil ? "online_only" : "not_installed")
                 results.append((
                     SearchResult(
-                        courseID: index.courseID, usageID: entry.usageID, type: entry.type, title: entry.title, path: entry.path, page: page,
-                        state: state, snippet: Snippet.make(text: entry.text, terms: query.terms, tokenizer: tokenizer), score: score),
+                        courseID: manifest.courseID, usageID: document.usageID, type: document.type, title: document.title, path: document.path,
+                        page: page, state: state, snippet: Snippet.make(text: document.text, terms: query.terms, tokenizer: tokenizer), score: score),
                     results.count))
             }
         }
@@ -140,12 +136,31 @@ public struct TargetSearch: Sendable {
         }
     }
 
-    /// Usage ids whose page is installed in the course folder.
-    static func installedPages(manifest: CourseManifest, courseRoot: String) -> Set<String> {
-        Set(manifest.blocks.filter { block in
-            guard block.isOffline, let archive = block.archive, let folder = SyncClient.installFolder(ofArchive: archive) else { return false }
-            return FileManager.default.fileExists(atPath: courseRoot + "/" + folder + "/index.html")
-        }.map(\.usageID))
+    /// The course's search database: the one built before, when the index file is as it was
+    /// then; otherwise built again from the index, read only when its files are those it was
+    /// installed with.
+    static func database(courseRoot: String, indexFolder: String, contentHash: String) throws(SearchError) -> SearchDatabase {
+        let indexPath = courseRoot + "/" + indexFolder + "/" + SearchIndex.fileName
+        let stateFolder = courseRoot + "/" + ClientTarget.stateFolderName
+        let databasePath = stateFolder + "/search-\(contentHash.prefix(16)).sqlite"
+        guard let stamp = stamp(of: indexPath) else { throw .damaged(.damaged(path: indexPath, reason: "it is missing")) }
+        if let existing = SearchDatabase.existing(at: databasePath, contentHash: contentHash, stamp: stamp) { return existing }
+        let index = try installedIndex(courseRoot: courseRoot, folder: indexFolder)
+        do {
+            let database = try SearchDatabase.build(at: databasePath, from: index, contentHash: contentHash, stamp: stamp)
+            removeOtherDatabases(in: stateFolder, keeping: databasePath)
+            return database
+        } catch {
+            throw .database(path: databasePath, reason: "\(error)")
+        }
+    }
+
+    /// Size, inode, modification and change times: any write to the file changes the change
+    /// time, which no tool can set back.
+    static func stamp(of path: String) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return "\(info.st_size):\(info.st_ino):\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec):\(info.st_ctim.tv_sec).\(info.st_ctim.tv_nsec)"
     }
 
     /// Databases of earlier indexes of the course.

@@ -172,7 +172,9 @@ public struct CoursePackager: Sendable {
             }
         }
         let searchStarted = Date()
-        let search = SearchIndexStep(course: course, export: export.directory, renderer: renderer, entries: entries, workers: options.jobs)
+        let search = SearchIndexStep(
+            course: course, export: export.directory, renderer: renderer, entries: entries,
+            previous: SearchIndexStep.published(in: out, manifest: previous), workers: options.jobs)
         do {
             let (published, written) = try search.publish(into: out, writer: assets.writer, previous: previous?.search)
             manifest.search = published

@@ -19,13 +19,27 @@ struct SearchIndexStep: Sendable {
 
     var archivePath: String { "search/\(contentHash.prefix(16)).zip" }
 
-    /// Bumped with `SearchIndex.formatVersion` or when extraction changes, so an unchanged
-    /// build (which stops before this step) still notices.
-    static let fingerprint = "search-\(SearchIndex.formatVersion)-1"
+    /// Bumped when what is taken from a block changes (`SearchIndex.textVersion`): the text of
+    /// unchanged blocks is then extracted again, and an unchanged build (which stops before
+    /// this step) still notices through the build's fingerprint.
+    static let textVersion = 1
+    static var fingerprint: String { "search-\(SearchIndex.formatVersion)-\(textVersion)" }
 
-    init(course: Course, export: ExportDirectory, renderer: BlockRenderer, entries: [BlockEntry], workers: Int) {
+    /// `previous`: the index the previous publish holds, with that publish's entries. A block
+    /// whose `content_hash` is unchanged shows the same page, so its text is taken from there
+    /// instead of being extracted again; its name and path are always taken anew.
+    init(
+        course: Course, export: ExportDirectory, renderer: BlockRenderer, entries: [BlockEntry],
+        previous: (index: SearchIndex, entries: [String: BlockEntry])?, workers: Int
+    ) {
         let tokenizer = SearchTokenizer(language: course.language)
         let blocks = Dictionary(course.blocks.map { ($0.usageID, $0) }, uniquingKeysWith: { first, _ in first })
+        let reusable: [String: SearchDocument]
+        if let previous, previous.index.textVersion == Self.textVersion, previous.index.language == course.language {
+            reusable = Dictionary(previous.index.documents.map { ($0.usageID, $0) }, uniquingKeysWith: { first, _ in first })
+        } else {
+            reusable = [:]
+        }
         let listed = entries.filter { blocks[$0.usageID] != nil }
         let documents = listed.parallelMap(workers: workers) { entry -> SearchDocument? in
             guard let block = blocks[entry.usageID] else { return nil }
@@ -33,6 +47,14 @@ struct SearchIndexStep: Sendable {
             let path = block.parents.reversed().compactMap { id -> String? in
                 guard let parent = blocks[id], parent.type != "course" else { return nil }
                 return parent.displayName
+            }
+            let title = entry.displayName ?? ""
+            let page = entry.isOffline ? entry.archive.map { String($0.dropLast(".zip".count)) + "/index.html" } : nil
+            if let hash = entry.contentHash, let before = previous?.entries[entry.usageID], before.contentHash == hash,
+                before.isOffline == entry.isOffline, var document = reusable[entry.usageID]
+            {
+                document.rename(title: title, path: path, page: page, tokenizer: tokenizer)
+                return document
             }
             var text = ""
             if entry.isOffline {
@@ -42,14 +64,22 @@ struct SearchIndexStep: Sendable {
                 case nil: break
                 }
             }
-            let title = entry.displayName ?? ""
             guard !title.isEmpty || !text.isEmpty else { return nil }
-            let page = entry.isOffline ? entry.archive.map { String($0.dropLast(".zip".count)) + "/index.html" } : nil
             return SearchDocument(usageID: entry.usageID, type: entry.type, title: title, path: path, page: page, text: text, tokenizer: tokenizer)
         }
-        index = SearchIndex(courseID: course.id, language: course.language, documents: documents.compactMap { $0 })
+        index = SearchIndex(courseID: course.id, language: course.language, documents: documents.compactMap { $0 }, textVersion: Self.textVersion)
         bytes = index.encoded()
         contentHash = Digest.hex(SHA256.hash(data: bytes))
+    }
+
+    /// The index `manifest` (the previous publish) lists in `folder`; nil when there is none or
+    /// it cannot be read, and every block's text is extracted.
+    static func published(in folder: String, manifest: CourseManifest?) -> (index: SearchIndex, entries: [String: BlockEntry])? {
+        guard let manifest, let archive = manifest.search, ArchivePaths.isSafe(archive.archive),
+            let bytes = try? ZipReader(path: folder + "/" + archive.archive).contents(of: SearchIndex.fileName),
+            let index = try? SearchIndex.decode(bytes, path: archive.archive)
+        else { return nil }
+        return (index, Dictionary(manifest.blocks.map { ($0.usageID, $0) }, uniquingKeysWith: { first, _ in first }))
     }
 
     /// Writes the archive unless the previous publish already holds it; `written` says whether

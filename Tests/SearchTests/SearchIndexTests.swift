@@ -111,6 +111,18 @@ func courseWithPlantedAnswers() throws -> String {
         let changed = zip(indexBefore.documents, indexAfter.documents).filter { $0 != $1 }.map(\.1.usageID)
         #expect(changed == ["block-v1:CoursepackX+CP101+2026+type@html+block@welcome_page"])
         #expect(indexAfter.documents.first { $0.usageID.hasSuffix("welcome_page") }?.bodyTerms.contains("zanzibarian lighthouse") == true)
+
+        // Renaming a chapter changes the path of the blocks in it; the text of unchanged blocks
+        // is taken from the previous index, and the result is what a fresh build writes.
+        let chapter = course + "/chapter/welcome.xml"
+        try TestSupport.writeBytes(Array(String(decoding: TestSupport.read(chapter), as: UTF8.self)
+            .replacingOccurrences(of: "display_name=\"Welcome\"", with: "display_name=\"Première étape\"").utf8), to: chapter)
+        _ = try build(course, into: out)
+        let (renamed, renamedIndex) = try publishedIndex(in: out)
+        #expect(renamed != after)
+        #expect(renamedIndex.documents.first { $0.usageID.hasSuffix("welcome_page") }?.pathTerms.hasPrefix("premiere etape") == true)
+        let (fresh, _) = try publishedIndex(in: try build(course))
+        #expect(fresh == renamed)
     }
 
     @Test func plantedAnswersAreNeverIndexedAndTheQuestionsAre() async throws {
