@@ -117,6 +117,12 @@ def main():
             out, target = os.path.join(work, label + "-out"), os.path.join(work, label + "-device")
             report = os.path.join(work, label + "-report.json")
             entry = {"full_build": build(binary, course, out, report), "no_op_build": build(binary, course, out, report)}
+            # One page edited: the search step extracts that block's text, reuses the others'.
+            edited = course if course != DEMO else shutil.copytree(DEMO, os.path.join(work, "demo-edited"))
+            page = os.path.join(edited, "html", sorted(n for n in os.listdir(os.path.join(edited, "html")) if n.endswith(".html"))[0])
+            with open(page, "a", encoding="utf-8") as handle:
+                handle.write("<p>One more sentence about lighthouses.</p>")
+            entry["one_page_edit_build"] = build(binary, edited, out, report)
             entry["sizes"] = sizes(out)
             run([binary, "sync", out, "--to", target])
             entry["cli_query_seconds"] = cli_latency(binary, target, args.runs)

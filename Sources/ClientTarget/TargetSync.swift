@@ -136,7 +136,7 @@ extension ClientTarget {
                 left -= bytes
                 return true
             }
-            // Runtimes and pinned blocks first: they are never evicted.
+            // Runtimes, search indexes and pinned blocks first: they are never evicted.
             for (name, view) in installed where name != courseFolder { _ = take(view.sharedBytes) }
             let runtimeInstalled = installed[courseFolder]?.manifest.runtime?.archive == course.manifest.runtime?.archive
             _ = take(runtimeInstalled ? installed[courseFolder]?.runtimeBytes ?? 0 : course.manifest.runtime?.size ?? 0)

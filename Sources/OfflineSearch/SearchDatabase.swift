@@ -25,27 +25,26 @@ struct SearchDatabase {
         var text: String
     }
 
-    /// The database at `path` when it was built from the index file whose stamp (size, inode,
-    /// modification and change times) is `stamp`; nil otherwise (missing, unreadable, another
-    /// index, or an index file written since).
-    static func existing(at path: String, contentHash: String, stamp: String) -> SearchDatabase? {
-        guard let queue = try? DatabaseQueue(path: path, configuration: readOnly()),
-            let recorded = try? queue.read({ try [String: String](Row.fetchAll($0, sql: "SELECT key, value FROM meta").map { ($0[0], $0[1]) }, uniquingKeysWith: { a, _ in a }) }),
-            recorded["content_hash"] == contentHash, recorded["index_stamp"] == stamp
+    /// The database at `path`, nil when there is none or it cannot be read.
+    static func existing(at path: String) -> SearchDatabase? {
+        guard access(path, R_OK) == 0, let queue = try? DatabaseQueue(path: path),
+            (try? queue.read({ try Int.fetchOne($0, sql: "SELECT count(*) FROM documents") })) != nil
         else { return nil }
         return SearchDatabase(queue: queue)
     }
 
-    /// Builds the database of `index` at `path` (through a temporary file and a rename).
-    static func build(at path: String, from index: SearchIndex, contentHash: String, stamp: String) throws -> SearchDatabase {
+    /// Builds the database of `index` at `path` (through a temporary file and a rename), with
+    /// `meta` recorded beside it.
+    static func build(at path: String, from index: SearchIndex, meta: [String: String]) throws -> SearchDatabase {
         let temporary = path + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         defer { unlink(temporary) }
         let building = try DatabaseQueue(path: temporary)
         try building.write { db in
             try db.execute(sql: "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-            for (key, value) in [("content_hash", contentHash), ("index_stamp", stamp), ("language", index.language), ("course_id", index.courseID)] {
+            for (key, value) in meta.sorted(by: { $0.key < $1.key }) {
                 try db.execute(sql: "INSERT INTO meta VALUES (?, ?)", arguments: [key, value])
             }
+            try db.execute(sql: "INSERT INTO meta VALUES ('language', ?)", arguments: [index.language])
             try db.execute(sql: "CREATE VIRTUAL TABLE terms USING fts5(title, path, body, tokenize = \"\(tokenizer)\")")
             try db.execute(sql: "CREATE TABLE documents(id INTEGER PRIMARY KEY, usage_id TEXT, type TEXT, title TEXT, path TEXT, page TEXT, text TEXT)")
             for (number, document) in index.documents.enumerated() {
@@ -60,17 +59,18 @@ struct SearchDatabase {
         }
         try building.close()
         guard rename(temporary, path) == 0 else { throw SearchDatabaseError.cannotWrite(path: path, reason: String(cString: strerror(errno))) }
-        return SearchDatabase(queue: try DatabaseQueue(path: path, configuration: readOnly()))
+        return SearchDatabase(queue: try DatabaseQueue(path: path))
     }
 
-    static func readOnly() -> Configuration {
-        var configuration = Configuration()
-        configuration.readonly = true
-        return configuration
+    /// Everything recorded with the database (`language` and what its builder gave).
+    func meta() throws -> [String: String] {
+        try queue.read { db in
+            Dictionary(try Row.fetchAll(db, sql: "SELECT key, value FROM meta").map { ($0[0], $0[1]) }, uniquingKeysWith: { first, _ in first })
+        }
     }
 
-    func meta(_ key: String) throws -> String? {
-        try queue.read { try String.fetchOne($0, sql: "SELECT value FROM meta WHERE key = ?", arguments: [key]) }
+    func record(_ key: String, _ value: String) throws {
+        try queue.write { try $0.execute(sql: "INSERT OR REPLACE INTO meta VALUES (?, ?)", arguments: [key, value]) }
     }
 
     /// Documents holding every phrase, best first, with their BM25 score (higher is better).

@@ -77,14 +77,12 @@ public struct TargetSearch: Sendable {
         var withoutIndex: [String] = []
         for folder in folders {
             let courseRoot = target.root + "/" + folder
-            guard let manifest = try? ManifestFile.read(courseRoot + "/manifest.json") else { continue }
-            guard let archive = manifest.search, let indexFolder = SyncClient.installFolder(ofArchive: archive.archive) else {
-                withoutIndex.append(manifest.courseID)
+            guard let (database, meta) = try Self.database(courseRoot: courseRoot) else {
+                withoutIndex.append(state.courses[folder]?.courseID ?? folder)
                 continue
             }
-            let database = try Self.database(courseRoot: courseRoot, indexFolder: indexFolder, contentHash: archive.contentHash)
             let query: SearchQuery
-            let tokenizer = SearchTokenizer(language: (try? database.meta("language")) ?? "")
+            let tokenizer = SearchTokenizer(language: meta["language"] ?? "")
             do {
                 query = try SearchQuery(text, tokenizer: tokenizer)
             } catch {
@@ -96,7 +94,7 @@ public struct TargetSearch: Sendable {
             do {
                 found = try database.search(query, limit: limit)
             } catch {
-                throw .database(path: courseRoot + "/" + ClientTarget.stateFolderName, reason: "\(error)")
+                throw .database(path: Self.databasePath(courseRoot: courseRoot), reason: "\(error)")
             }
             for (document, score) in found {
                 // Installed: its folder is there (reconciliation keeps folders and manifest agreeing).
@@ -104,7 +102,7 @@ public struct TargetSearch: Sendable {
                 let state = page != nil ? "installed" : (document.page == nil ? "online_only" : "not_installed")
                 results.append((
                     SearchResult(
-                        courseID: manifest.courseID, usageID: document.usageID, type: document.type, title: document.title, path: document.path,
+                        courseID: meta["course_id"] ?? "", usageID: document.usageID, type: document.type, title: document.title, path: document.path,
                         page: page, state: state, snippet: Snippet.make(text: document.text, terms: query.terms, tokenizer: tokenizer), score: score),
                     results.count))
             }
@@ -136,20 +134,48 @@ public struct TargetSearch: Sendable {
         }
     }
 
-    /// The course's search database: the one built before, when the index file is as it was
-    /// then; otherwise built again from the index, read only when its files are those it was
-    /// installed with.
-    static func database(courseRoot: String, indexFolder: String, contentHash: String) throws(SearchError) -> SearchDatabase {
-        let indexPath = courseRoot + "/" + indexFolder + "/" + SearchIndex.fileName
-        let stateFolder = courseRoot + "/" + ClientTarget.stateFolderName
-        let databasePath = stateFolder + "/search-\(contentHash.prefix(16)).sqlite"
-        guard let stamp = stamp(of: indexPath) else { throw .damaged(.damaged(path: indexPath, reason: "it is missing")) }
-        if let existing = SearchDatabase.existing(at: databasePath, contentHash: contentHash, stamp: stamp) { return existing }
-        let index = try installedIndex(courseRoot: courseRoot, folder: indexFolder)
+    static func databasePath(courseRoot: String) -> String {
+        courseRoot + "/" + ClientTarget.stateFolderName + "/search.sqlite"
+    }
+
+    /// The course's search database and what it records; nil when the course has no search
+    /// index (a publish from before it existed). A query reads two stamps and the database: the
+    /// local manifest (several megabytes in a large course) is read only when it changed since
+    /// the database last checked it, and the index only when the database must be built again
+    /// (another index, or its file written since), after checking its files against the list
+    /// recorded when it was installed.
+    static func database(courseRoot: String) throws(SearchError) -> (SearchDatabase, [String: String])? {
+        let manifestPath = courseRoot + "/manifest.json"
+        let databasePath = databasePath(courseRoot: courseRoot)
+        let manifestStamp = stamp(of: manifestPath) ?? "-"
+        let existing = SearchDatabase.existing(at: databasePath)
+        let meta = (try? existing?.meta()) ?? [:]
+        if let existing, meta["manifest_stamp"] == manifestStamp, let indexPath = meta["index_path"],
+            meta["index_stamp"] == stamp(of: courseRoot + "/" + indexPath)
+        {
+            return (existing, meta)
+        }
+        guard let manifest = try? ManifestFile.read(manifestPath), let archive = manifest.search,
+            let indexFolder = SyncClient.installFolder(ofArchive: archive.archive)
+        else { return nil }
+        let indexPath = indexFolder + "/" + SearchIndex.fileName
+        guard let indexStamp = stamp(of: courseRoot + "/" + indexPath) else {
+            throw .damaged(.damaged(path: courseRoot + "/" + indexPath, reason: "it is missing"))
+        }
         do {
-            let database = try SearchDatabase.build(at: databasePath, from: index, contentHash: contentHash, stamp: stamp)
-            removeOtherDatabases(in: stateFolder, keeping: databasePath)
-            return database
+            if let existing, meta["content_hash"] == archive.contentHash, meta["index_stamp"] == indexStamp {
+                try existing.record("manifest_stamp", manifestStamp)
+                return (existing, try existing.meta())
+            }
+            let index = try installedIndex(courseRoot: courseRoot, folder: indexFolder)
+            let values = [
+                "content_hash": archive.contentHash, "index_path": indexPath, "index_stamp": indexStamp,
+                "manifest_stamp": manifestStamp, "course_id": manifest.courseID,
+            ]
+            let built = try SearchDatabase.build(at: databasePath, from: index, meta: values)
+            return (built, try built.meta())
+        } catch let error as SearchError {
+            throw error
         } catch {
             throw .database(path: databasePath, reason: "\(error)")
         }
@@ -161,13 +187,5 @@ public struct TargetSearch: Sendable {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         return "\(info.st_size):\(info.st_ino):\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec):\(info.st_ctim.tv_sec).\(info.st_ctim.tv_nsec)"
-    }
-
-    /// Databases of earlier indexes of the course.
-    static func removeOtherDatabases(in stateFolder: String, keeping path: String) {
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: stateFolder)) ?? []
-        where name.hasPrefix("search-") && name.hasSuffix(".sqlite") && stateFolder + "/" + name != path {
-            unlink(stateFolder + "/" + name)
-        }
     }
 }

@@ -233,6 +233,9 @@ func courseWithPlantedAnswers() throws -> String {
         let report = try await target.sync(ClientTarget.SyncRequest(source: SyncSource(published)))
         #expect(report.repairs.contains { $0.contains(folder) })
         #expect(try !search.search("offline bundles").isEmpty)
+        // The database is a cache of the index: an unreadable one is built again, not reported.
+        try TestSupport.writeBytes(Array("not a database".utf8), to: target.root + "/CoursepackX+CP101+2026/.coursepack-sync/search.sqlite")
+        #expect(try !search.search("offline bundles").isEmpty)
     }
 
     @Test func theOutlinePageOffersSearchWhenTheIndexIsInstalled() async throws {
