@@ -98,7 +98,7 @@ let package = Package(
         .testTarget(
             name: "SearchTests",
             dependencies: [
-                "CourseSearch", "OfflineSearch", "Packager", "Manifest", "ZipArchive", "ClientTarget", "SyncClient", "TestSupport", "coursepack",
+                "CourseSearch", "OfflineSearch", "Packager", "BlockRenderer", "Manifest", "ZipArchive", "ClientTarget", "SyncClient", "TestSupport", "coursepack",
                 "coursepack-sync",
             ]
         ),
