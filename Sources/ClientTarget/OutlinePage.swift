@@ -20,11 +20,11 @@ public enum OutlinePage {
     static func write(_ local: CourseManifest, into courseRoot: String) throws(ClientError) {
         let published = (try? ManifestFile.read(publishedPath(courseRoot: courseRoot))) ?? local
         let installed = Set(local.blocks.filter { block in
-            guard block.isOffline, let archive = block.archive, let folder = SyncClient.installFolder(ofArchive: archive) else { return false }
+            guard block.isOffline, let archive = block.archive, let folder = ArchivePath.installFolder(of: archive) else { return false }
             return FileManager.default.fileExists(atPath: courseRoot + "/" + folder + "/index.html")
         }.map(\.usageID))
         // The search box only when the index is on this device (a sync installs it with the course).
-        let search = local.search.flatMap { SyncClient.installFolder(ofArchive: $0.archive) }.map { $0 + "/" + SearchIndex.fileName }
+        let search = local.search.flatMap { ArchivePath.installFolder(of: $0.archive) }.map { $0 + "/" + SearchIndex.fileName }
             .flatMap { FileManager.default.fileExists(atPath: courseRoot + "/" + $0) ? $0 : nil }
         let rendered = render(published: published, installed: installed, searchIndex: search)
         let navigation = courseRoot + "/" + ClientTarget.navigationFolderName
@@ -92,7 +92,7 @@ public enum OutlinePage {
             """
         var frames: [String] = []
         for (index, page) in pages.enumerated() {
-            guard let archive = page.archive, let folder = SyncClient.installFolder(ofArchive: archive) else { continue }
+            guard let archive = page.archive, let folder = ArchivePath.installFolder(of: archive) else { continue }
             let name = escape(page.displayName ?? page.type)
             var links = "<a href=\"../index.html\">Outline</a>"
             if index > 0 { links += " <a rel=\"prev\" href=\"\(index).html\">← \(escape(pages[index - 1].displayName ?? "Previous"))</a>" }
@@ -114,7 +114,7 @@ public enum OutlinePage {
 
     static func blockItem(_ block: BlockEntry, installed: Bool, frame: Int?) -> String {
         let name = escape(block.displayName ?? block.type)
-        if installed, let archive = block.archive, let folder = SyncClient.installFolder(ofArchive: archive) {
+        if installed, let archive = block.archive, let folder = ArchivePath.installFolder(of: archive) {
             let sequence = frame.map { " <a class=\"sequence\" href=\"\(ClientTarget.navigationFolderName)/\($0).html\" title=\"with previous and next\">⇄</a>" } ?? ""
             return "<a href=\"\(href(folder))/index.html\">\(name)</a>\(sequence)"
         }

@@ -55,7 +55,7 @@ extension ClientTarget {
             var blocks: [BlockStatus] = []
             for block in published.blocks {
                 let present = installed.blockBytes[block.usageID] != nil
-                    && block.archive.flatMap(SyncClient.installFolder(ofArchive:)).map { FileManager.default.fileExists(atPath: courseRoot + "/" + $0) } == true
+                    && block.archive.flatMap(ArchivePath.installFolder(of:)).map { FileManager.default.fileExists(atPath: courseRoot + "/" + $0) } == true
                 blocks.append(BlockStatus(
                     usageID: block.usageID, type: block.type, displayName: block.displayName ?? "", offline: block.isOffline, present: present,
                     bytes: installed.bytes(of: block.usageID), pinned: view.isPinned(block.usageID, pins: pins),

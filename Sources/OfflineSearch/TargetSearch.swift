@@ -156,7 +156,7 @@ public struct TargetSearch: Sendable {
             return (existing, meta)
         }
         guard let manifest = try? ManifestFile.read(manifestPath), let archive = manifest.search,
-            let indexFolder = SyncClient.installFolder(ofArchive: archive.archive)
+            let indexFolder = ArchivePath.installFolder(of: archive.archive)
         else { return nil }
         let indexPath = indexFolder + "/" + SearchIndex.fileName
         guard let indexStamp = stamp(of: courseRoot + "/" + indexPath) else {

@@ -2,6 +2,7 @@ import BlockRenderer
 import CourseExport
 import CourseSearch
 import Crypto
+import FileSystem
 import Foundation
 import Manifest
 import ParallelMap
@@ -69,13 +70,13 @@ struct SearchIndexStep: Sendable {
         }
         index = SearchIndex(courseID: course.id, language: course.language, documents: documents.compactMap { $0 }, textVersion: Self.textVersion)
         bytes = index.encoded()
-        contentHash = Digest.hex(SHA256.hash(data: bytes))
+        contentHash = SHA256Hex.of(bytes)
     }
 
     /// The index `manifest` (the previous publish) lists in `folder`; nil when there is none or
     /// it cannot be read, and every block's text is extracted.
     static func published(in folder: String, manifest: CourseManifest?) -> (index: SearchIndex, entries: [String: BlockEntry])? {
-        guard let manifest, let archive = manifest.search, ArchivePaths.isSafe(archive.archive),
+        guard let manifest, let archive = manifest.search, Staging.isPublishable(archive.archive),
             let bytes = try? ZipReader(path: folder + "/" + archive.archive).contents(of: SearchIndex.fileName),
             let index = try? SearchIndex.decode(bytes, path: archive.archive)
         else { return nil }
@@ -87,7 +88,7 @@ struct SearchIndexStep: Sendable {
     func publish(into folder: String, writer: ZipWriter, previous: SearchArchive?) throws -> (SearchArchive, written: Bool) {
         let path = folder + "/" + archivePath
         if let previous, previous.archive == archivePath, previous.contentHash == contentHash,
-            FileStamp.of(path)?.size == previous.size, (try? Digest.file(path)) == previous.sha256
+            FileStamp.of(path)?.size == previous.size, (try? SHA256Hex.ofFile(path)) == previous.sha256
         {
             return (previous, false)
         }
@@ -96,7 +97,7 @@ struct SearchIndexStep: Sendable {
         let written = try writer.write([ZipEntry(name: SearchIndex.fileName, source: .bytes(bytes))], to: path) {
             hasher.update(bufferPointer: $0)
         }
-        let sha256 = written.observedAll ? Digest.hex(hasher.finalize()) : try Digest.file(path)
+        let sha256 = written.observedAll ? SHA256Hex.hex(hasher.finalize()) : try CourseFileDigest.archive(path)
         return (SearchArchive(archive: archivePath, size: written.size, sha256: sha256, contentHash: contentHash), true)
     }
 }

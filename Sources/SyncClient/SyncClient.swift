@@ -1,5 +1,5 @@
-import CFileCalls
 import Crypto
+import FileSystem
 import Foundation
 import Manifest
 import ZipArchive
@@ -80,7 +80,15 @@ public struct SyncClient: Sendable {
         try makeFolder(options.target)
         try makeFolder(stateFolder)
         try makeFolder(stateFolder + "/downloads")
-        let lock = try SyncLock(path: stateFolder + "/lock")
+        let lock: FileLock
+        do {
+            // Serializes syncs into one target.
+            lock = try FileLock(.lockFile(stateFolder + "/lock"), waiting: .none)
+        } catch .busy(let path) {
+            throw .local(path: path, reason: "another sync into this folder is running")
+        } catch {
+            throw .local(path: stateFolder + "/lock", reason: "\(error)")
+        }
         defer { withExtendedLifetime(lock) {} }
 
         let (server, notModified, remember): (CourseManifest, Bool, @Sendable (String) -> Void)
@@ -159,7 +167,7 @@ public struct SyncClient: Sendable {
         remember(stateFolder)
 
         for block in summary.plan.removed {
-            guard let archive = block.archive, let folder = ManifestValidation.installFolder(of: archive) else { continue }
+            guard let archive = block.archive, let folder = ArchivePath.installFolder(of: archive) else { continue }
             ZipReader.removeTree(options.target + "/" + folder)
             summary.removedBlocks += 1
         }
@@ -194,7 +202,7 @@ public struct SyncClient: Sendable {
 
     private func makePlan(_ server: CourseManifest, installed: CourseManifest?) -> SyncPlan {
         SyncPlan(server: server, installed: installed, selection: options.selection, emptySelectionMeansAll: options.emptySelectionMeansAll) { entry in
-            guard let archive = entry.archive, let folder = ManifestValidation.installFolder(of: archive) else { return false }
+            guard let archive = entry.archive, let folder = ArchivePath.installFolder(of: archive) else { return false }
             var info = stat()
             return stat(options.target + "/" + folder, &info) == 0
         }
@@ -210,7 +218,7 @@ public struct SyncClient: Sendable {
 
     /// Downloads, verifies and swaps in one block; returns the bytes transferred.
     private func install(_ block: BlockEntry) async -> Result<UInt64, SyncError> {
-        guard let archive = block.archive, let folder = ManifestValidation.installFolder(of: archive),
+        guard let archive = block.archive, let folder = ArchivePath.installFolder(of: archive),
             let sha = block.sha256, let size = block.size
         else { return .failure(.unsafeManifest(source: options.source.description, reason: "block \(block.usageID) cannot be installed")) }
         // Keyed by content for resuming, and by block, since two blocks may share an archive's bytes.
@@ -247,7 +255,7 @@ public struct SyncClient: Sendable {
             return .failure(.verification(archive: archive, reason: "\(error); the installed version is kept"))
         }
         let final = options.target + "/" + folder
-        if coursepack_exchange_paths(staging, final) == 0 {
+        if DurableFile.exchange(staging, final) {
             ZipReader.removeTree(staging)
         } else if rename(staging, final) != 0 {
             // Not on Linux, or nothing installed yet where EXCHANGE needs both: move the old aside.
@@ -270,11 +278,11 @@ public struct SyncClient: Sendable {
     }
 
     static func sha256(of path: String) throws -> String {
-        guard let handle = FileHandle(forReadingAtPath: path) else { throw SyncError.local(path: path, reason: "cannot be read") }
-        defer { try? handle.close() }
-        var hasher = SHA256()
-        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { hasher.update(data: chunk) }
-        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        do {
+            return try SHA256Hex.ofFile(path)
+        } catch {
+            throw SyncError.local(path: path, reason: "cannot be read: \(error)")
+        }
     }
 
     private func makeFolder(_ path: String) throws(SyncError) {
@@ -292,18 +300,4 @@ public struct SyncClient: Sendable {
             unlink(folder + "/" + name)
         }
     }
-}
-
-/// Serializes syncs into one target.
-private final class SyncLock {
-    let fd: Int32
-    init(path: String) throws(SyncError) {
-        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw .local(path: path, reason: String(cString: strerror(errno))) }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            close(fd)
-            throw .local(path: path, reason: "another sync into this folder is running")
-        }
-    }
-    deinit { close(fd) }
 }
