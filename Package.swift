@@ -22,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.14.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         .systemLibrary(
@@ -35,6 +36,11 @@ let package = Package(
         .target(name: "ParallelMap"),
         .target(name: "CourseExport", dependencies: ["ZlibStream", "ParallelMap"]),
         .target(name: "LinkRewriter"),
+        .target(name: "CourseSearch", dependencies: ["LinkRewriter"]),
+        .target(
+            name: "OfflineSearch",
+            dependencies: ["CourseSearch", "ClientTarget", "SyncClient", "Manifest", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
         .target(
             name: "BlockRenderer",
             dependencies: ["CourseExport", "LinkRewriter", .product(name: "Mustache", package: "swift-mustache")]
@@ -50,6 +56,7 @@ let package = Package(
             name: "Packager",
             dependencies: [
                 "CourseExport", "LinkRewriter", "BlockRenderer", "ZipArchive", "Manifest", "ParallelMap", "FileSystem", "IncrementalBuild",
+                "CourseSearch",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
@@ -60,7 +67,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .target(name: "ClientTarget", dependencies: ["SyncClient", "Manifest", "ZipArchive", "FileSystem"]),
+        .target(name: "ClientTarget", dependencies: ["SyncClient", "Manifest", "ZipArchive", "FileSystem", "CourseSearch"]),
         .target(name: "AWSSigV4", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         .target(
             name: "StoragePublisher",
@@ -77,7 +84,7 @@ let package = Package(
         .executableTarget(
             name: "coursepack-sync",
             dependencies: [
-                "SyncClient", "ClientTarget", "CourseServer", "Manifest", "CommandLineSupport", "StoragePublisher",
+                "SyncClient", "ClientTarget", "CourseServer", "Manifest", "CommandLineSupport", "StoragePublisher", "OfflineSearch",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -96,6 +103,13 @@ let package = Package(
         .testTarget(name: "SyncClientTests", dependencies: ["SyncClient", "Manifest", "ZipArchive", "TestSupport"]),
         .testTarget(name: "AWSSigV4Tests", dependencies: ["AWSSigV4"]),
         .testTarget(name: "StoragePublisherTests", dependencies: ["StoragePublisher", "AWSSigV4", "Manifest", "coursepack", "coursepack-sync", "TestSupport"]),
+        .testTarget(
+            name: "SearchTests",
+            dependencies: [
+                "CourseSearch", "OfflineSearch", "Packager", "BlockRenderer", "Manifest", "ZipArchive", "ClientTarget", "SyncClient", "TestSupport", "coursepack",
+                "coursepack-sync",
+            ]
+        ),
         .testTarget(name: "CLITests", dependencies: ["coursepack", "coursepack-sync", "Manifest", "TestSupport"]),
     ]
 )

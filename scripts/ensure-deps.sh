@@ -15,6 +15,7 @@ build_needs=(
   "pkg-config   command -v pkg-config"
   "libjs-jquery test -f /usr/share/javascript/jquery/jquery.min.js"   # the page runtime every build bundles
   "libjs-katex  test -f /usr/share/javascript/katex/katex.min.js"     # math rendering in that runtime
+  "libsqlite3-dev test -f /usr/include/sqlite3.h"                     # GRDB's SQLite (with FTS5) for coursepack search
 )
 test_needs=(
   "unzip        command -v unzip"                    # independent archive checks

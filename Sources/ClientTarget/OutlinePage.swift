@@ -1,3 +1,4 @@
+import CourseSearch
 import Foundation
 import Manifest
 import SyncClient
@@ -22,7 +23,10 @@ public enum OutlinePage {
             guard block.isOffline, let archive = block.archive, let folder = ArchivePath.installFolder(of: archive) else { return false }
             return FileManager.default.fileExists(atPath: courseRoot + "/" + folder + "/index.html")
         }.map(\.usageID))
-        let rendered = render(published: published, installed: installed)
+        // The search box only when the index is on this device (a sync installs it with the course).
+        let search = local.search.flatMap { ArchivePath.installFolder(of: $0.archive) }.map { $0 + "/" + SearchIndex.fileName }
+            .flatMap { FileManager.default.fileExists(atPath: courseRoot + "/" + $0) ? $0 : nil }
+        let rendered = render(published: published, installed: installed, searchIndex: search)
         let navigation = courseRoot + "/" + ClientTarget.navigationFolderName
         ZipReader.removeTree(navigation)
         do {
@@ -36,8 +40,9 @@ public enum OutlinePage {
         }
     }
 
-    /// The outline page's HTML and the frame pages', in course order.
-    public static func render(published: CourseManifest, installed: Set<String>) -> (outline: String, frames: [String]) {
+    /// The outline page's HTML and the frame pages', in course order. `searchIndex`: the
+    /// installed search index's `index.js`, relative to the course folder, for the search box.
+    public static func render(published: CourseManifest, installed: Set<String>, searchIndex: String? = nil) -> (outline: String, frames: [String]) {
         let blocks = Dictionary(published.blocks.map { ($0.usageID, $0) }, uniquingKeysWith: { a, _ in a })
         let containers = Dictionary((published.outline ?? []).map { ($0.usageID, $0) }, uniquingKeysWith: { a, _ in a })
         // Installed pages in course order, each with its frame page's number.
@@ -70,16 +75,17 @@ public enum OutlinePage {
         for block in published.blocks where !seen.contains(block.usageID) {
             body += "<li class=\"block\">" + blockItem(block, installed: installed.contains(block.usageID), frame: frameNumber[block.usageID]) + "</li>\n"
         }
+        let searchSection = searchIndex.map { BrowserSearch.section(indexScript: href($0), installed: pages.map(\.usageID)) } ?? ""
         let start = pages.isEmpty ? "" : "<p><a href=\"\(ClientTarget.navigationFolderName)/1.html\">Read from the start, page by page</a></p>\n"
         let outline = """
             <!DOCTYPE html>
             <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
             <title>\(escape(title))</title>
-            <style>body{font-family:system-ui,sans-serif;max-width:48em;margin:1em auto;padding:0 1em;line-height:1.4}ul{list-style:none;padding-left:1em}h2,h3,h4{margin:.6em 0 .2em}.missing,.online{color:#666}</style>
+            <style>body{font-family:system-ui,sans-serif;max-width:48em;margin:1em auto;padding:0 1em;line-height:1.4}ul{list-style:none;padding-left:1em}h2,h3,h4{margin:.6em 0 .2em}.missing,.online,.path{color:#666}.snippet{font-size:.9em}#coursepack-search-results li{margin:.5em 0}</style>
             </head><body>
             <h1>\(escape(title))</h1>
             <p>\(pages.count) of \(published.blocks.filter(\.isOffline).count) pages on this device.</p>
-            \(start)<ul>
+            \(searchSection)\(start)<ul>
             \(body)</ul>
             </body></html>
 

@@ -9,6 +9,7 @@ struct InstalledCourse: Sendable {
     /// Installed offline block → bytes on disk (from its inventory).
     var blockBytes: [String: UInt64] = [:]
     var runtimeBytes: UInt64 = 0
+    var searchBytes: UInt64 = 0
 
     init?(courseRoot: String) {
         guard let manifest = try? ManifestFile.read(courseRoot + "/manifest.json") else { return nil }
@@ -21,10 +22,15 @@ struct InstalledCourse: Sendable {
         if let runtime = manifest.runtime, let folder = ArchivePath.installFolder(of: runtime.archive) {
             runtimeBytes = BlockInventory.read(BlockInventory.path(stateFolder: state, blockFolder: folder))?.size ?? runtime.size
         }
+        if let search = manifest.search, let folder = ArchivePath.installFolder(of: search.archive) {
+            searchBytes = BlockInventory.read(BlockInventory.path(stateFolder: state, blockFolder: folder))?.size ?? search.size
+        }
     }
 
     var installedIDs: [String] { manifest.blocks.filter { blockBytes[$0.usageID] != nil }.map(\.usageID) }
-    var totalBytes: UInt64 { blockBytes.values.reduce(runtimeBytes, +) }
+    /// What the course takes besides its blocks: the runtime and the search index, never evicted.
+    var sharedBytes: UInt64 { runtimeBytes + searchBytes }
+    var totalBytes: UInt64 { blockBytes.values.reduce(sharedBytes, +) }
     func bytes(of id: String) -> UInt64 { blockBytes[id] ?? 0 }
 
     func isPinned(_ id: String, pins: [String]) -> Bool {
@@ -85,6 +91,7 @@ extension ClientTarget {
             let stateFolder = courseRoot + "/" + Self.stateFolderName
             var installedFolders: [String] = course.manifest.blocks.filter(\.isOffline).compactMap { $0.archive.flatMap(ArchivePath.installFolder(of:)) }
             if let runtime = course.manifest.runtime, let folder = ArchivePath.installFolder(of: runtime.archive) { installedFolders.append(folder) }
+            if let search = course.manifest.search, let folder = ArchivePath.installFolder(of: search.archive) { installedFolders.append(folder) }
             for folder in installedFolders {
                 let parts = folder.split(separator: "/", maxSplits: 1).map(String.init)
                 guard parts.count == 2 else { continue }
@@ -132,6 +139,17 @@ extension ClientTarget {
                     course.manifest.runtime = nil
                     changed = true
                     done.append("\(folder)/\(runtimeFolder): \(damage); removed, to be downloaded again")
+                }
+            }
+            if let search = course.manifest.search, let searchFolder = ArchivePath.installFolder(of: search.archive) {
+                let damage = fm.fileExists(atPath: courseRoot + "/" + searchFolder)
+                    ? BlockInventory.read(BlockInventory.path(stateFolder: stateFolder, blockFolder: searchFolder))?.damage(in: courseRoot + "/" + searchFolder)
+                    : "its folder is missing"
+                if let damage {
+                    ZipReader.removeTree(courseRoot + "/" + searchFolder)
+                    course.manifest.search = nil
+                    changed = true
+                    done.append("\(folder)/\(searchFolder): \(damage); removed, to be downloaded again")
                 }
             }
             if changed { try? course.save(to: courseRoot) }

@@ -137,10 +137,12 @@ extension ClientTarget {
                 left -= bytes
                 return true
             }
-            // Runtimes and pinned blocks first: they are never evicted.
-            for (name, view) in installed where name != courseFolder { _ = take(view.runtimeBytes) }
+            // Runtimes, search indexes and pinned blocks first: they are never evicted.
+            for (name, view) in installed where name != courseFolder { _ = take(view.sharedBytes) }
             let runtimeInstalled = installed[courseFolder]?.manifest.runtime?.archive == course.manifest.runtime?.archive
             _ = take(runtimeInstalled ? installed[courseFolder]?.runtimeBytes ?? 0 : course.manifest.runtime?.size ?? 0)
+            let searchInstalled = installed[courseFolder]?.manifest.search?.archive == course.manifest.search?.archive
+            _ = take(searchInstalled ? installed[courseFolder]?.searchBytes ?? 0 : course.manifest.search?.size ?? 0)
             for (name, view) in installed where name != courseFolder {
                 for id in view.installedIDs where view.isPinned(id, pins: state.courses[name]?.pins ?? []) { _ = take(view.bytes(of: id)) }
             }
@@ -283,7 +285,7 @@ extension ClientTarget {
     }
 
     func pinnedBytes(state: State, server: (folder: String, course: CourseView), installed: [String: InstalledCourse]) -> UInt64 {
-        var total: UInt64 = server.course.manifest.runtime?.size ?? 0
+        var total: UInt64 = (server.course.manifest.runtime?.size ?? 0) + (server.course.manifest.search?.size ?? 0)
         let pins = state.courses[server.folder]?.pins ?? []
         for id in server.course.offlineIDs where server.course.isPinned(id, pins: pins) {
             total += installed[server.folder]?.bytes(of: id) ?? server.course.archiveBytes(of: id)
@@ -291,7 +293,7 @@ extension ClientTarget {
         for (name, view) in installed where name != server.folder {
             let pins = state.courses[name]?.pins ?? []
             for id in view.installedIDs where view.isPinned(id, pins: pins) { total += view.bytes(of: id) }
-            total += view.runtimeBytes
+            total += view.sharedBytes
         }
         return total
     }

@@ -55,6 +55,19 @@ enum CanonicalJSON {
         }
         out.key("schema_version", in: &object)
         out.integer(Int64(manifest.schemaVersion))
+        if let search = manifest.search {
+            out.key("search", in: &object)
+            var inner = out.beginObject(level: 1)
+            out.key("archive", in: &inner)
+            out.string(search.archive)
+            out.key("content_hash", in: &inner)
+            out.string(search.contentHash)
+            out.key("sha256", in: &inner)
+            out.string(search.sha256)
+            out.key("size", in: &inner)
+            out.unsigned(search.size)
+            out.endObject(inner)
+        }
         out.endObject(object)
         out.bytes.append(UInt8(ascii: "\n"))
         return out.bytes

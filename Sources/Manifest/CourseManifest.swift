@@ -19,6 +19,9 @@ public struct CourseManifest: Codable, Sendable, Equatable {
     /// client can show navigation without the LMS. Containers have no archive. Absent in
     /// manifests written before it existed.
     public var outline: [OutlineEntry]?
+    /// The course's search index (`search/<hash>.zip`), which a client installs like the
+    /// runtime. Absent in manifests written before it existed.
+    public var search: SearchArchive?
 
     public init(courseID: String, publishedAt: String, generator: String, blocks: [BlockEntry], runtime: RuntimeArchive? = nil) {
         self.schemaVersion = Self.currentSchemaVersion
@@ -37,6 +40,7 @@ public struct CourseManifest: Codable, Sendable, Equatable {
         case blocks
         case runtime
         case outline
+        case search
     }
 }
 
@@ -74,6 +78,29 @@ public struct RuntimeArchive: Codable, Sendable, Equatable {
     /// SHA-256 of the archive file, hex.
     public var sha256: String
     /// SHA-256 of the files it holds (names and bytes), hex; the archive name is its first 16 digits.
+    public var contentHash: String
+
+    public init(archive: String, size: UInt64, sha256: String, contentHash: String) {
+        self.archive = archive
+        self.size = size
+        self.sha256 = sha256
+        self.contentHash = contentHash
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case archive, size, sha256
+        case contentHash = "content_hash"
+    }
+}
+
+/// The search index archive: `search/<first 16 hex digits of its content hash>.zip`, unpacked
+/// by a client into `search/<hash>/`, holding `index.js` (see the CourseSearch module).
+public struct SearchArchive: Codable, Sendable, Equatable {
+    public var archive: String
+    public var size: UInt64
+    /// SHA-256 of the archive file, hex.
+    public var sha256: String
+    /// SHA-256 of the `index.js` it holds, hex; the archive name is its first 16 digits.
     public var contentHash: String
 
     public init(archive: String, size: UInt64, sha256: String, contentHash: String) {

@@ -20,11 +20,14 @@ public struct BuildReport: Codable, Sendable {
         public var loadSeconds = 0.0
         public var packageSeconds = 0.0
         public var totalSeconds = 0.0
+        /// Part of `packageSeconds`: extracting the text and writing the search index.
+        public var searchSeconds = 0.0
 
         enum CodingKeys: String, CodingKey {
             case loadSeconds = "load_seconds"
             case packageSeconds = "package_seconds"
             case totalSeconds = "total_seconds"
+            case searchSeconds = "search_seconds"
         }
     }
 

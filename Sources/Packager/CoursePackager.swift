@@ -82,7 +82,14 @@ public struct CoursePackager: Sendable {
         if let runtime {
             try publishRuntime(runtime, in: &manifest, previous: previous.manifest, writer: assets.writer, written: &collected.writtenFolders)
         }
-        if let before = previous.manifest, before.blocks == manifest.blocks, before.outline == manifest.outline {
+        let searchStarted = Date()
+        try publishSearchIndex(
+            SearchIndexStep(
+                course: course, export: export.directory, renderer: renderer, entries: manifest.blocks,
+                previous: SearchIndexStep.published(in: out, manifest: previous.manifest), workers: options.jobs),
+            in: &manifest, previous: previous.manifest, writer: assets.writer, written: &collected.writtenFolders)
+        report.durations.searchSeconds = Date().timeIntervalSince(searchStarted)
+        if let before = previous.manifest, before.blocks == manifest.blocks, before.outline == manifest.outline, before.search == manifest.search {
             // Nothing changed: keep the previous publish time, so the file stays byte-identical.
             manifest.publishedAt = before.publishedAt
         }
@@ -106,7 +113,7 @@ public struct CoursePackager: Sendable {
     /// runtime, and every option that changes a byte.
     private func inputSettings(renderer: BlockRenderer) -> [String] {
         [
-            Version.current, renderer.fingerprint + "/" + PageRuntime.stamp(of: options.runtimeSource),
+            Version.current, renderer.fingerprint + "/" + SearchIndexStep.fingerprint + "/" + PageRuntime.stamp(of: options.runtimeSource),
             options.lmsURL ?? "-", "\(options.compressionLevel)", options.generator,
         ]
     }
@@ -178,7 +185,7 @@ public struct CoursePackager: Sendable {
         if let previous, previous.courseID != course.id {
             throw .output(path: manifestPath, reason: "belongs to \(previous.courseID), not \(course.id); use another --out")
         }
-        let archives = Set((previous?.blocks ?? []).compactMap(\.archive) + [previous?.runtime?.archive].compactMap { $0 })
+        let archives = Set((previous?.blocks ?? []).compactMap(\.archive) + [previous?.runtime?.archive, previous?.search?.archive].compactMap { $0 })
         if let unsafe = archives.sorted().first(where: { !Staging.isPublishable($0) }) {
             throw .output(path: manifestPath, reason: "names \"\(unsafe)\" as an archive, which is not of the form <type>/<name>.zip; refusing to touch what it names")
         }
@@ -304,6 +311,20 @@ public struct CoursePackager: Sendable {
         }
     }
 
+    private func publishSearchIndex(
+        _ search: SearchIndexStep, in manifest: inout CourseManifest, previous: CourseManifest?, writer: ZipWriter,
+        written writtenFolders: inout Set<String>
+    ) throws(BuildError) {
+        let out = options.outputFolder
+        do {
+            let (published, written) = try search.publish(into: out, writer: writer, previous: previous?.search)
+            manifest.search = published
+            if written { writtenFolders.insert(out + "/search") }
+        } catch {
+            throw .output(path: out + "/" + search.archivePath, reason: "cannot write the search index: \(error)")
+        }
+    }
+
     /// Every archive's data was synced before it got its name (ZipWriter); its folder is synced
     /// here, before a manifest naming it replaces the old one, and the manifest is synced before
     /// its rename: after a power cut, the manifest on disk names only archives whose bytes are
@@ -346,14 +367,16 @@ public struct CoursePackager: Sendable {
     /// longer names them is in place. Returns how many were removed.
     private func removeUnnamedArchives(previous: Set<String>, manifest: CourseManifest) -> Int {
         let out = options.outputFolder
-        let kept = Set(manifest.blocks.compactMap(\.archive) + manifest.blocks.compactMap(\.runtime) + [manifest.runtime?.archive].compactMap { $0 })
+        let kept = Set(
+            manifest.blocks.compactMap(\.archive) + manifest.blocks.compactMap(\.runtime) + [manifest.runtime?.archive, manifest.search?.archive].compactMap { $0 })
         var removed = 0
         var emptied = Set<String>()
         for stale in previous.subtracting(kept).sorted() {
             // unlink, not a recursive remove: an archive is a file, never a folder.
             guard Staging.isPublishable(stale) else { continue }
             if unlink(out + "/" + stale) == 0 {
-                removed += 1
+                // A replaced search index is no removed block.
+                if !stale.hasPrefix("search/") { removed += 1 }
                 emptied.insert(DurableFile.folder(of: out + "/" + stale))
             }
         }

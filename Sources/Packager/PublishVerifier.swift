@@ -36,6 +36,11 @@ public enum PublishVerifier {
                 usageID: "runtime", type: "runtime", displayName: nil, parents: [], archive: runtime.archive,
                 size: runtime.size, sha256: runtime.sha256, contentHash: runtime.contentHash, lastModified: manifest.publishedAt))
         }
+        if let search = manifest.search {
+            blocks.append(BlockEntry(
+                usageID: "search", type: "search", displayName: nil, parents: [], archive: search.archive,
+                size: search.size, sha256: search.sha256, contentHash: search.contentHash, lastModified: manifest.publishedAt))
+        }
         for block in blocks {
             func problem(_ message: String) {
                 result.problems.append(Diagnostic(block: block.usageID, file: block.archive, message: message))
@@ -58,7 +63,7 @@ public enum PublishVerifier {
                 if digest != block.sha256 { problem("sha256 is \(digest), the manifest says \(block.sha256 ?? "nothing")") }
                 let reader = try ZipReader(path: file)
                 try reader.verify()
-                if block.type != "runtime", !reader.entries.contains(where: { $0.name == "index.html" }) { problem("archive has no index.html") }
+                if block.type != "runtime", block.type != "search", !reader.entries.contains(where: { $0.name == "index.html" }) { problem("archive has no index.html") }
             } catch {
                 problem("\(error)")
             }

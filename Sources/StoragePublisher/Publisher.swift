@@ -305,6 +305,7 @@ public struct Publisher: Sendable {
         var seen = Set<String>()
         var entries = manifest.blocks.compactMap { block in block.archive.map { ($0, block.size, block.sha256) } }
         if let runtime = manifest.runtime { entries.append((runtime.archive, runtime.size, runtime.sha256)) }
+        if let search = manifest.search { entries.append((search.archive, search.size, search.sha256)) }
         for (key, size, sha256) in entries where seen.insert(key).inserted {
             let path = folder + "/" + key
             guard PublishKeys.isSafe(key), let size, let sha256 else {
@@ -349,7 +350,7 @@ public struct Publisher: Sendable {
 
     static func archives(of manifest: CourseManifest?) -> [String] {
         guard let manifest else { return [] }
-        return manifest.blocks.compactMap(\.archive) + [manifest.runtime?.archive].compactMap { $0 }
+        return manifest.blocks.compactMap(\.archive) + [manifest.runtime?.archive, manifest.search?.archive].compactMap { $0 }
     }
 
     static func pointing(_ manifest: CourseManifest, staged: [String: String]) -> CourseManifest {
@@ -360,6 +361,7 @@ public struct Publisher: Sendable {
             copy.blocks[index].offlineDownload?.fileURL = path
         }
         if let archive = copy.runtime?.archive, let path = staged[archive] { copy.runtime?.archive = path }
+        if let archive = copy.search?.archive, let path = staged[archive] { copy.search?.archive = path }
         return copy
     }
 

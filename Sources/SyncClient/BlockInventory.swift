@@ -78,6 +78,6 @@ extension SyncClient {
 
     /// The runtime archive as the block-like entry a sync plans and installs.
     public static func runtimeEntry(of manifest: CourseManifest) -> BlockEntry? {
-        manifest.runtime == nil ? nil : withRuntimeEntry(manifest).blocks.last
+        withSharedArchives(manifest).blocks.first { $0.type == "runtime" && $0.usageID.hasPrefix("runtime:") }
     }
 }

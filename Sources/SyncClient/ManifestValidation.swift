@@ -18,6 +18,15 @@ enum ManifestValidation {
                 runtime.sha256.allSatisfy({ $0.isHexDigit && !$0.isUppercase })
             else { throw refuse("the runtime archive has no plausible size or sha256") }
         }
+        if let search = manifest.search {
+            guard let folder = ArchivePath.installFolder(of: search.archive), folder.hasPrefix("search/") else {
+                throw refuse("the search index has an unsafe path \"\(search.archive)\"")
+            }
+            guard folders.insert(folder.lowercased()).inserted else { throw refuse("the search index unpacks into \"\(folder)\" like another archive") }
+            guard search.size <= maximumArchiveSize, search.sha256.count == 64,
+                search.sha256.allSatisfy({ $0.isHexDigit && !$0.isUppercase })
+            else { throw refuse("the search index has no plausible size or sha256") }
+        }
         for block in manifest.blocks {
             guard ids.insert(block.usageID).inserted else { throw refuse("block \(block.usageID) is listed twice") }
             guard let archive = block.archive, block.offline != false else { continue }

@@ -71,7 +71,7 @@ public struct SyncClient: Sendable {
     /// The plan only; nothing is written.
     public func plan() async throws(SyncError) -> (SyncPlan, notModified: Bool) {
         let (server, notModified, _) = try await fetchServerManifest(remember: false)
-        return (makePlan(Self.withRuntimeEntry(server), installed: ((try? readInstalled()) ?? nil).map(Self.withRuntimeEntry)), notModified)
+        return (makePlan(Self.withSharedArchives(server), installed: ((try? readInstalled()) ?? nil).map(Self.withSharedArchives)), notModified)
     }
 
     /// `fetched`: the server's manifest from `fetchManifest()`, when the caller has it already.
@@ -98,7 +98,7 @@ public struct SyncClient: Sendable {
             (server, notModified, remember) = try await fetchServerManifest(remember: true)
         }
         let installed = try readInstalled()
-        var summary = Summary(plan: makePlan(Self.withRuntimeEntry(server), installed: installed.map(Self.withRuntimeEntry)))
+        var summary = Summary(plan: makePlan(Self.withSharedArchives(server), installed: installed.map(Self.withSharedArchives)))
         summary.manifestNotModified = notModified
 
         // Download and install, a bounded number at a time.
@@ -157,6 +157,10 @@ public struct SyncClient: Sendable {
         if let runtime = server.runtime, !installedNow.contains(Self.runtimeID(runtime)) {
             local.runtime = installed?.runtime
         }
+        // So is the search index.
+        if let search = server.search, !installedNow.contains(Self.searchID(search)) {
+            local.search = installed?.search
+        }
         do {
             try ManifestFile.write(local, to: localManifestPath)
         } catch {
@@ -176,18 +180,27 @@ public struct SyncClient: Sendable {
 
     /// The shared runtime archive is planned, downloaded, verified and installed as if it were
     /// one more block (`runtime/<hash>.zip` unpacks into `runtime/<hash>/`), so it gets every
-    /// guarantee a block gets and is fetched once, whatever the number of pages using it.
-    static func withRuntimeEntry(_ manifest: CourseManifest) -> CourseManifest {
-        guard let runtime = manifest.runtime else { return manifest }
+    /// guarantee a block gets and is fetched once, whatever the number of pages using it. The
+    /// search index (`search/<hash>.zip` into `search/<hash>/`) too.
+    static func withSharedArchives(_ manifest: CourseManifest) -> CourseManifest {
         var copy = manifest
-        copy.blocks.append(BlockEntry(
-            usageID: runtimeID(runtime), type: "runtime", displayName: "page runtime", parents: [],
-            archive: runtime.archive, size: runtime.size, sha256: runtime.sha256, contentHash: runtime.contentHash,
-            lastModified: manifest.publishedAt))
+        if let runtime = manifest.runtime {
+            copy.blocks.append(BlockEntry(
+                usageID: runtimeID(runtime), type: "runtime", displayName: "page runtime", parents: [],
+                archive: runtime.archive, size: runtime.size, sha256: runtime.sha256, contentHash: runtime.contentHash,
+                lastModified: manifest.publishedAt))
+        }
+        if let search = manifest.search {
+            copy.blocks.append(BlockEntry(
+                usageID: searchID(search), type: "search", displayName: "search index", parents: [],
+                archive: search.archive, size: search.size, sha256: search.sha256, contentHash: search.contentHash,
+                lastModified: manifest.publishedAt))
+        }
         return copy
     }
 
     static func runtimeID(_ runtime: RuntimeArchive) -> String { "runtime:" + runtime.archive }
+    static func searchID(_ search: SearchArchive) -> String { "search:" + search.archive }
 
     private func makePlan(_ server: CourseManifest, installed: CourseManifest?) -> SyncPlan {
         SyncPlan(server: server, installed: installed, selection: options.selection, emptySelectionMeansAll: options.emptySelectionMeansAll) { entry in

@@ -29,7 +29,15 @@ public struct SyncPlan: Sendable {
         // The shared runtime archive goes with the selected or installed pages that load it.
         let runtimesInUse = Set(server.blocks.filter { chosen($0) || local[$0.usageID] != nil }.compactMap(\.runtime))
         for block in server.blocks where block.isOffline {
-            let selected = block.type == "runtime" ? runtimesInUse.contains(block.archive ?? "") : chosen(block)
+            let selected: Bool
+            if block.type == "runtime" {
+                selected = runtimesInUse.contains(block.archive ?? "")
+            } else if block.type == "search", block.usageID.hasPrefix("search:") {
+                // The search index goes with every course: the outline page and `search` read it.
+                selected = true
+            } else {
+                selected = chosen(block)
+            }
             let before = local[block.usageID]
             guard selected || before != nil else { continue }
             if let before, block.isSameDownload(as: before), isPresent(before) {

@@ -3,7 +3,7 @@ import CommandLineSupport
 import Foundation
 
 /// `sync`, `diff` and `publish` (which talk HTTP), and the client commands beside them
-/// (`answers`, `status`, `open`, `serve`), run in `coursepack-sync`, installed
+/// (`answers`, `status`, `open`, `search`, `serve`), run in `coursepack-sync`, installed
 /// beside `coursepack`. Only that program links the HTTP stack (FoundationNetworking, libcurl
 /// and the dozens of libraries it loads) and the HTTP server, so `build`, `verify` and `inspect`
 /// start in a third of the time and run where libcurl is not installed.
@@ -11,9 +11,9 @@ enum NetworkCommand {
     static let helperName = "coursepack-sync"
 
     /// Whether `arguments` ask for a command of the helper (`sync`, `diff`, `publish`, `answers`,
-    /// `status`, `open`, `serve`) or its help.
+    /// `status`, `open`, `search`, `serve`) or its help.
     static func isRequested(by arguments: [String]) -> Bool {
-        let commands: [any ParsableCommand.Type] = [Sync.self, Diff.self, Publish.self, Answers.self, Status.self, Open.self, Serve.self]
+        let commands: [any ParsableCommand.Type] = [Sync.self, Diff.self, Publish.self, Answers.self, Status.self, Open.self, Serve.self, Search.self]
         let names = commands.compactMap { $0.configuration.commandName }
         guard let first = arguments.first else { return false }
         return names.contains(first) || (first == "help" && arguments.count > 1 && names.contains(arguments[1]))
@@ -57,6 +57,11 @@ enum NetworkCommand {
     struct Open: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "open", abstract: "Print the page of BLOCK in TARGET and record that it was opened.")
+    }
+
+    struct Search: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "search", abstract: "Search the courses of a synced folder offline: ranked blocks with a snippet and their page.")
     }
 
     struct Serve: ParsableCommand {

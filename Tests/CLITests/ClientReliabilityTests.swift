@@ -66,8 +66,8 @@ import TestSupport
         ])
         #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
         let manifest = try #require(try ManifestFile.read(published + "/manifest.json"))
-        // Every block and the shared runtime archive, which is installed like one.
-        let archives = manifest.blocks.compactMap(\.archive) + [manifest.runtime?.archive].compactMap { $0 }
+        // Every block, the shared runtime archive and the search index, which are installed like one.
+        let archives = manifest.blocks.compactMap(\.archive) + [manifest.runtime?.archive, manifest.search?.archive].compactMap { $0 }
         #expect(check.stdout.contains("\"installs\": \(archives.count)"), "\(check.stdout)")
     }
 

@@ -73,9 +73,9 @@ func startFaultServer(serving root: String, faults: String) throws -> (url: Stri
         let first = try TestSupport.coursepack(["sync", server.baseURL, "--to", target])
         #expect(first.status == 0, "\(first.stderr)")
         let publishedManifest = try #require(try ManifestFile.read(published + "/manifest.json"))
-        // The shared runtime archive is downloaded once, like one more block.
-        let archives = publishedManifest.blocks.compactMap(\.archive) + [publishedManifest.runtime?.archive].compactMap { $0 }
-        #expect(publishedManifest.runtime != nil)
+        // The shared runtime archive and the search index are downloaded once, like blocks.
+        let archives = publishedManifest.blocks.compactMap(\.archive) + [publishedManifest.runtime?.archive, publishedManifest.search?.archive].compactMap { $0 }
+        #expect(publishedManifest.runtime != nil && publishedManifest.search != nil)
         #expect(first.stdout.contains("\(archives.count) blocks downloaded"), "\(first.stdout)")
         #expect(first.stdout.contains(" s"), "the summary gives blocks, bytes and seconds")
         #expect(archiveRequests(server.requests()).count == archives.count)
@@ -90,7 +90,12 @@ func startFaultServer(serving root: String, faults: String) throws -> (url: Stri
         let second = try TestSupport.coursepack(["sync", server.baseURL, "--to", target])
         #expect(second.status == 0, "\(second.stderr)")
         let secondLog = server.requests()
-        #expect(archiveRequests(secondLog) == ["GET /html/a01fc100e5e64fc5bbca09daa190cfee.zip 200 \(Self.size(published + "/html/a01fc100e5e64fc5bbca09daa190cfee.zip")) \"-\""])
+        // The block and the search index, whose text changed with it.
+        let search = try #require(try ManifestFile.read(published + "/manifest.json")?.search)
+        #expect(archiveRequests(secondLog).sorted() == [
+            "GET /html/a01fc100e5e64fc5bbca09daa190cfee.zip 200 \(Self.size(published + "/html/a01fc100e5e64fc5bbca09daa190cfee.zip")) \"-\"",
+            "GET /\(search.archive) 200 \(search.size) \"-\"",
+        ])
         #expect(String(decoding: TestSupport.read(target + demoFolder + "/html/a01fc100e5e64fc5bbca09daa190cfee/index.html"), as: UTF8.self).contains("A new welcome text."))
 
         server.clearLog()
@@ -133,14 +138,14 @@ func startFaultServer(serving root: String, faults: String) throws -> (url: Stri
         let target = TestSupport.temporaryFolder("sync") + "/device"
         let plan = try TestSupport.coursepack(["sync", published, "--to", target, "--dry-run"])
         #expect(plan.status == 0, "\(plan.stderr)")
-        // Eight pages and the shared runtime two of them load.
-        #expect(plan.stdout.contains("plan: 9 blocks to download"), "\(plan.stdout)")
+        // Eight pages, the shared runtime two of them load, and the search index.
+        #expect(plan.stdout.contains("plan: 10 blocks to download"), "\(plan.stdout)")
         #expect(!FileManager.default.fileExists(atPath: target))
-        // A subtree: only the blocks under one chapter.
+        // A subtree: only the blocks under one chapter, and the search index, which every course gets.
         let chapter = "block-v1:CoursepackX+CP101+2026+type@chapter+block@media"
         let partial = try TestSupport.coursepack(["sync", published, "--to", target, "--blocks", chapter])
         #expect(partial.status == 0, "\(partial.stderr)")
-        #expect(partial.stdout.contains("2 blocks downloaded"), "\(partial.stdout)")
+        #expect(partial.stdout.contains("3 blocks downloaded"), "\(partial.stdout)")
         #expect(FileManager.default.fileExists(atPath: target + exampleFolder + "/video/lecture_video/index.html"))
         #expect(!FileManager.default.fileExists(atPath: target + exampleFolder + "/html/welcome_page"))
     }

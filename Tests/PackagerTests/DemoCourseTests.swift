@@ -103,7 +103,7 @@ func validateAgainstSchema(_ manifestPath: String) throws {
                         if k == "srcset" and v: self.urls += [c.split()[0] for c in v.split(",") if c.strip()]
             stale, missing, checked = [], [], 0
             for path in glob.glob(os.path.join(out, "*", "*.zip")):
-                if os.path.basename(os.path.dirname(path)) == "runtime": continue
+                if os.path.basename(os.path.dirname(path)) in ("runtime", "search"): continue
                 z = zipfile.ZipFile(path)
                 entries = set(z.namelist())
                 parser = Links(); parser.feed(z.read("index.html").decode("utf-8", "replace"))

@@ -56,11 +56,12 @@ func everyEntry(under root: String) -> [String] {
         ], under: course)
         let (out, report) = try build(course)
         #expect(report.counts.offlineFalse == 2)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == ["html", "manifest.json"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == ["html", "manifest.json", "search"])
         try TestSupport.write(["vertical/v.xml": #"<vertical><lti url_name="tool" display_name="Tool"/></vertical>"#], under: course)
         let (_, second) = try build(course, into: out, publishedAt: "2026-12-01T00:00:00Z")
         #expect(second.counts.removed == 4)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: out) == ["manifest.json"])
+        // The online-only block is still found by its name.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == ["manifest.json", "search"])
     }
 
     /// Two builds of one course into two folders are the same bytes, every file, dotfiles
@@ -83,7 +84,7 @@ func everyEntry(under root: String) -> [String] {
         for name in legacy { try TestSupport.write([name: "{}"], under: out) }
         let (_, report) = try build(course, into: out)
         #expect(!report.inputsUnchanged, "the old files change the output's stamp")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == ["html", "manifest.json"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == ["html", "manifest.json", "search"])
         #expect(try build(course, into: out).1.inputsUnchanged)
     }
 
@@ -99,7 +100,7 @@ func everyEntry(under root: String) -> [String] {
         _ = try CoursePackager(options: options).build(coursePath: course)
         #expect(FileManager.default.fileExists(atPath: elsewhere + "/cache.json"))
         #expect(!FileManager.default.fileExists(atPath: BuildOptions.defaultStateFolder(forOutput: out)))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == ["html", "manifest.json"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == ["html", "manifest.json", "search"])
     }
 
     /// A new coursepack version changes no page: every archive and content hash stays, and a

@@ -88,7 +88,7 @@ struct InterruptedPublishTests {
             #expect(try TestSupport.coursepack(["build", root + "/" + version, "--out", root + "/out-" + version]).status == 0)
         }
         let expected = try #require(try ManifestFile.read(root + "/out-b/manifest.json"))
-        let expectedFiles = Set(expected.blocks.compactMap(\.archive) + [expected.runtime?.archive].compactMap { $0 })
+        let expectedFiles = Set(expected.blocks.compactMap(\.archive) + [expected.runtime?.archive, expected.search?.archive].compactMap { $0 })
 
         var stopped = 0
         // Every stopping point of B, up to the first limit at which B completes.

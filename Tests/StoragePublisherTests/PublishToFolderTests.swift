@@ -25,7 +25,7 @@ struct PublishToFolderTests {
         #expect(try ManifestFile.read(web + "/manifest.json") == local)
         let report = try JSONDecoder().decode(PublishReport.self, from: Data(TestSupport.read(root + "/report.json")))
         #expect(report.writes.last { !$0.contains(PublishRecord.key) } == "PUT manifest.json")
-        #expect(report.uploads.count == local.blocks.compactMap(\.archive).count + (local.runtime == nil ? 0 : 1))
+        #expect(report.uploads.count == local.blocks.compactMap(\.archive).count + (local.runtime == nil ? 0 : 1) + (local.search == nil ? 0 : 1))
 
         // A corrupted copy in the web root is found by its digest and replaced, never trusted.
         try TestSupport.writeBytes(Array("not a zip".utf8), to: web + "/html/welcome_page.zip")

@@ -84,6 +84,7 @@ struct PublishToS3Tests {
     static func archives(of manifest: CourseManifest) -> [(key: String, size: UInt64?, sha256: String?)] {
         manifest.blocks.compactMap { block in block.archive.map { ($0, block.size, block.sha256) } }
             + [manifest.runtime].compactMap { $0 }.map { ($0.archive, $0.size, $0.sha256) }
+            + [manifest.search].compactMap { $0 }.map { ($0.archive, $0.size, $0.sha256) }
     }
 
     /// Problems of the remote publish as a client would meet them: every archive the remote
@@ -159,10 +160,13 @@ struct PublishToS3Tests {
         let writes = moto.writes().filter { !$0.contains(PublishRecord.key) }
         let newLocal = try #require(try ManifestFile.read(out + "/manifest.json"))
         let sha = try #require(newLocal.blocks.first { $0.archive == "html/welcome_page.zip" }?.sha256)
-        // One archive uploaded, beside the live one; an interim manifest naming it; the server
-        // copies it to its own name; then the final manifest.
+        // One archive uploaded, beside the live one, and the new search index (named by its
+        // content, so never live before); an interim manifest naming them; the server copies the
+        // archive to its own name; then the final manifest.
+        let search = try #require(newLocal.search?.archive)
         #expect(writes == [
             "PUT /\(moto.bucket)/c101/html/.welcome_page.zip.staged-\(sha.prefix(16))",
+            "PUT /\(moto.bucket)/c101/\(search)",
             "PUT /\(moto.bucket)/c101/manifest.json",
             "PUT /\(moto.bucket)/c101/html/welcome_page.zip <- /\(moto.bucket)/c101/html/.welcome_page.zip.staged-\(sha.prefix(16))",
             "PUT /\(moto.bucket)/c101/manifest.json",

@@ -193,6 +193,14 @@ def test_pages_served_by_coursepack_serve_work_over_loopback(tmp_path_factory):
                 "var v = document.querySelector('video'); return Array.prototype.map.call(v.textTracks, function (t) { return t.cues ? t.cues.length : 0; });")
             assert cues and all(count > 0 for count in cues), cues
 
+            # The outline's search works when served too, and opens the page it finds.
+            from selenium.webdriver.common.by import By
+            driver.get(served + "index.html")
+            results = search_in_outline(driver, "block becomes archive")
+            assert results and results[0][1] == served + "video/lecture_video/index.html", results
+            driver.find_element(By.CSS_SELECTOR, "#coursepack-search-results > li a").click()
+            assert driver.current_url == served + "video/lecture_video/index.html"
+
             # An answer submitted on a served page reaches the course's outbox, CAPA-named.
             from selenium.webdriver.common.by import By
             driver.get(served + "problem/offline_quiz/index.html")
@@ -281,3 +289,61 @@ def test_every_check_fails_on_a_page_made_to_break_it(browser, tmp_path):
         flagged = {f.page for f in report.of_kind(kind)}
         assert flagged == {f"html/{kind}/index.html"}, f"{kind}: {flagged} ({report.findings})"
     assert not [f for f in report.findings if f.page == "html/good/index.html"]
+
+
+def search_index_of(course):
+    """The installed search index's documents, read as the outline page reads them."""
+    manifest = json.load(open(os.path.join(course, "manifest.json"), encoding="utf-8"))
+    path = os.path.join(course, manifest["search"]["archive"][:-len(".zip")], "index.js")
+    text = open(path, encoding="utf-8").read()
+    prefix = "window.coursepackSearchIndex = "
+    assert text.startswith(prefix) and text.endswith(";\n")
+    return json.loads(text[len(prefix):-2])["documents"]
+
+
+def search_in_outline(driver, query):
+    """Types `query` in the outline page's search box and returns the results' (text, href)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    box = driver.find_element(By.ID, "coursepack-search-query")
+    box.clear()
+    box.send_keys(query)
+    box.send_keys(Keys.ENTER)
+    items = driver.find_elements(By.CSS_SELECTOR, "#coursepack-search-results > li")
+    return [(item.text, item.find_elements(By.TAG_NAME, "a")[0].get_attribute("href") if item.find_elements(By.TAG_NAME, "a") else None)
+            for item in items]
+
+
+def test_outline_search_finds_pages_offline_and_opens_them(browser, demo_target):
+    from selenium.webdriver.common.by import By
+    browser.get("file://" + os.path.join(demo_target, "index.html"))
+    # The page's tokenizer splits every document's text into the terms the build published.
+    documents = search_index_of(demo_target)
+    terms = browser.execute_script(
+        "return arguments[0].map(function (t) { return window.coursepackSearchTerms(t).join(' '); });", [d["text"] for d in documents])
+    assert terms == [d["body_terms"] for d in documents]
+    assert browser.execute_script("return window.coursepackSearchTerms(arguments[0]);", "Café 日本語 한국 THE ﬁle") == \
+        ["cafe", "日", "本", "語", "한", "국", "file"]
+
+    # A problem's question, a transcript's words, a phrase: the block first, linked to its page.
+    for query, block in [("symbol Ancient Rome", "problem/870b16e640d541af94a308caac834d2e"),
+                         ("Harvard MIT mission", "video/d5a54ce52f464acfa7a83ae155712cc3"),
+                         ('"leading open-source online learning platforms"', "html/a01fc100e5e64fc5bbca09daa190cfee")]:
+        results = search_in_outline(browser, query)
+        assert results, query
+        assert results[0][1] and results[0][1].endswith(block + "/index.html"), (query, results[:3])
+    # Only common words: said so, no results.
+    assert search_in_outline(browser, "the of") == []
+    assert "common words" in browser.find_element(By.ID, "coursepack-search-status").text
+    # Blocks that are online only are listed as such, not linked.
+    online = search_in_outline(browser, "poll")
+    assert any(href is None and "(online only)" in text for text, href in online), online
+
+    # The outline page's script ran without an error.
+    assert [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"] == []
+
+    # Clicking through opens the installed page, offline.
+    search_in_outline(browser, "symbol Ancient Rome")
+    browser.find_element(By.CSS_SELECTOR, "#coursepack-search-results > li a").click()
+    assert browser.current_url.endswith("problem/870b16e640d541af94a308caac834d2e/index.html")
+    assert "Ancient Rome" in browser.find_element(By.TAG_NAME, "body").text

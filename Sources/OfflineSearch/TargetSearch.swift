@@ -1,0 +1,191 @@
+import ClientTarget
+import CourseSearch
+import Foundation
+import Manifest
+import SyncClient
+
+/// One block found by `TargetSearch`.
+public struct SearchResult: Sendable, Equatable, Encodable {
+    public var courseID: String
+    public var usageID: String
+    public var type: String
+    public var title: String
+    /// Chapter, subsection and unit, outermost first.
+    public var path: [String]
+    /// The installed page's path; nil when the block is not on this device.
+    public var page: String?
+    /// `installed`, `not_installed` (an offline block this device has not downloaded) or
+    /// `online_only` (a block with no offline page).
+    public var state: String
+    public var snippet: String
+    /// BM25, higher is better.
+    public var score: Double
+
+    enum CodingKeys: String, CodingKey {
+        case courseID = "course_id"
+        case usageID = "usage_id"
+        case type, title, path, page, state, snippet, score
+    }
+}
+
+public enum SearchError: Error, Sendable, Equatable, CustomStringConvertible {
+    case query(SearchQueryError)
+    case damaged(SearchIndexError)
+    case unknownCourse(String)
+    case noIndex(courses: [String])
+    case target(ClientError)
+    case database(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .query(let error): "\(error)"
+        case .damaged(let error): "\(error)"
+        case .unknownCourse(let id): "\(id): no such course in this target (give a course id or course folder that `coursepack status` lists)"
+        case .noIndex(let courses): "no search index on this device for \(courses.joined(separator: ", ")): it comes with a sync of a course built by this coursepack"
+        case .target(let error): "\(error)"
+        case .database(let path, let reason): "\(path): \(reason)"
+        }
+    }
+}
+
+/// Searches the courses of a device folder: each course's installed search index (checked
+/// against the file list recorded when it was installed), loaded into SQLite FTS5, ranked by
+/// BM25; the results of all courses merged by score.
+public struct TargetSearch: Sendable {
+    public let target: ClientTarget
+
+    public init(target: ClientTarget) {
+        self.target = target
+    }
+
+    /// `course`: a course id or course folder name, to search that course only.
+    public func search(_ text: String, course: String? = nil, limit: Int = 20) throws(SearchError) -> [SearchResult] {
+        let state: ClientTarget.State
+        do {
+            state = try target.readState()
+        } catch {
+            throw .target(error)
+        }
+        var folders = state.courses.keys.sorted()
+        if let course {
+            folders = folders.filter { $0 == course || state.courses[$0]?.courseID == course }
+            guard !folders.isEmpty else { throw .unknownCourse(course) }
+        }
+        var results: [(result: SearchResult, order: Int)] = []
+        var queryError: SearchQueryError?
+        var searched = 0
+        var withoutIndex: [String] = []
+        for folder in folders {
+            let courseRoot = target.root + "/" + folder
+            guard let (database, meta) = try Self.database(courseRoot: courseRoot) else {
+                withoutIndex.append(state.courses[folder]?.courseID ?? folder)
+                continue
+            }
+            let query: SearchQuery
+            let tokenizer = SearchTokenizer(language: meta["language"] ?? "")
+            do {
+                query = try SearchQuery(text, tokenizer: tokenizer)
+            } catch {
+                queryError = queryError ?? error
+                continue
+            }
+            searched += 1
+            let found: [(document: SearchDatabase.Document, score: Double)]
+            do {
+                found = try database.search(query, limit: limit)
+            } catch {
+                throw .database(path: Self.databasePath(courseRoot: courseRoot), reason: "\(error)")
+            }
+            for (document, score) in found {
+                // Installed: its folder is there (reconciliation keeps folders and manifest agreeing).
+                let page = document.page.map { courseRoot + "/" + $0 }.flatMap { FileManager.default.fileExists(atPath: $0) ? $0 : nil }
+                let state = page != nil ? "installed" : (document.page == nil ? "online_only" : "not_installed")
+                results.append((
+                    SearchResult(
+                        courseID: meta["course_id"] ?? "", usageID: document.usageID, type: document.type, title: document.title, path: document.path,
+                        page: page, state: state, snippet: Snippet.make(text: document.text, terms: query.terms, tokenizer: tokenizer), score: score),
+                    results.count))
+            }
+        }
+        if searched == 0 {
+            if let queryError { throw .query(queryError) }
+            if !withoutIndex.isEmpty { throw .noIndex(courses: withoutIndex) }
+        }
+        results.sort { $0.result.score != $1.result.score ? $0.result.score > $1.result.score : $0.order < $1.order }
+        return results.prefix(limit).map(\.result)
+    }
+
+    /// The installed index, read only when its files are those it was installed with.
+    static func installedIndex(courseRoot: String, folder: String) throws(SearchError) -> SearchIndex {
+        let path = courseRoot + "/" + folder + "/" + SearchIndex.fileName
+        let stateFolder = courseRoot + "/" + ClientTarget.stateFolderName
+        if let inventory = BlockInventory.read(BlockInventory.path(stateFolder: stateFolder, blockFolder: folder)),
+            let damage = inventory.damage(in: courseRoot + "/" + folder)
+        {
+            throw .damaged(.damaged(path: path, reason: damage))
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw .damaged(.damaged(path: path, reason: "it cannot be read"))
+        }
+        do {
+            return try SearchIndex.decode(Array(data), path: path)
+        } catch {
+            throw .damaged(error)
+        }
+    }
+
+    static func databasePath(courseRoot: String) -> String {
+        courseRoot + "/" + ClientTarget.stateFolderName + "/search.sqlite"
+    }
+
+    /// The course's search database and what it records; nil when the course has no search
+    /// index (a publish from before it existed). A query reads two stamps and the database: the
+    /// local manifest (several megabytes in a large course) is read only when it changed since
+    /// the database last checked it, and the index only when the database must be built again
+    /// (another index, or its file written since), after checking its files against the list
+    /// recorded when it was installed.
+    static func database(courseRoot: String) throws(SearchError) -> (SearchDatabase, [String: String])? {
+        let manifestPath = courseRoot + "/manifest.json"
+        let databasePath = databasePath(courseRoot: courseRoot)
+        let manifestStamp = stamp(of: manifestPath) ?? "-"
+        let existing = SearchDatabase.existing(at: databasePath)
+        let meta = (try? existing?.meta()) ?? [:]
+        if let existing, meta["manifest_stamp"] == manifestStamp, let indexPath = meta["index_path"],
+            meta["index_stamp"] == stamp(of: courseRoot + "/" + indexPath)
+        {
+            return (existing, meta)
+        }
+        guard let manifest = try? ManifestFile.read(manifestPath), let archive = manifest.search,
+            let indexFolder = ArchivePath.installFolder(of: archive.archive)
+        else { return nil }
+        let indexPath = indexFolder + "/" + SearchIndex.fileName
+        guard let indexStamp = stamp(of: courseRoot + "/" + indexPath) else {
+            throw .damaged(.damaged(path: courseRoot + "/" + indexPath, reason: "it is missing"))
+        }
+        do {
+            if let existing, meta["content_hash"] == archive.contentHash, meta["index_stamp"] == indexStamp {
+                try existing.record("manifest_stamp", manifestStamp)
+                return (existing, try existing.meta())
+            }
+            let index = try installedIndex(courseRoot: courseRoot, folder: indexFolder)
+            let values = [
+                "content_hash": archive.contentHash, "index_path": indexPath, "index_stamp": indexStamp,
+                "manifest_stamp": manifestStamp, "course_id": manifest.courseID,
+            ]
+            let built = try SearchDatabase.build(at: databasePath, from: index, meta: values)
+            return (built, try built.meta())
+        } catch let error as SearchError {
+            throw error
+        } catch {
+            throw .database(path: databasePath, reason: "\(error)")
+        }
+    }
+
+    /// Size, inode, modification and change times: any write to the file changes the change
+    /// time, which no tool can set back.
+    static func stamp(of path: String) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return "\(info.st_size):\(info.st_ino):\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec):\(info.st_ctim.tv_sec).\(info.st_ctim.tv_nsec)"
+    }
+}
