@@ -104,6 +104,14 @@ public enum ManifestLoader {
         return data
     }
 
+    /// A server's manifest from its bytes, parsed and checked as untrusted input the way a sync
+    /// checks it before downloading anything (the fuzz target `FuzzManifest` drives this).
+    public static func validated(_ data: Data, shown: String) throws(SyncError) -> CourseManifest {
+        let manifest = try decode(data, shown: shown)
+        try ManifestValidation.check(manifest, source: shown)
+        return manifest
+    }
+
     /// Parses a manifest from a source that may be hostile, within a size bound.
     static func decode(_ data: Data, shown: String) throws(SyncError) -> CourseManifest {
         guard data.count <= sizeLimit else { throw .unsafeManifest(source: shown, reason: "manifest larger than \(sizeLimit >> 20) MiB") }
