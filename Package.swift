@@ -86,7 +86,7 @@ let package = Package(
         .testTarget(name: "LinkRewriterTests", dependencies: ["LinkRewriter"]),
         .testTarget(name: "ManifestTests", dependencies: ["Manifest", "TestSupport"]),
         .testTarget(name: "PackagerTests", dependencies: ["Packager", "Manifest", "ZipArchive", "CourseExport", "BlockRenderer", "TestSupport"]),
-        .testTarget(name: "ClientLibraryTests", dependencies: ["ClientTarget", "Manifest"]),
+        .testTarget(name: "ClientLibraryTests", dependencies: ["ClientTarget", "SyncClient", "Manifest", "coursepack", "TestSupport"]),
         .testTarget(name: "AWSSigV4Tests", dependencies: ["AWSSigV4"]),
         .testTarget(name: "StoragePublisherTests", dependencies: ["StoragePublisher", "AWSSigV4", "Manifest", "coursepack", "coursepack-sync", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["coursepack", "coursepack-sync", "Manifest", "TestSupport"]),

@@ -211,8 +211,9 @@ public enum ClientError: Error, Equatable, CustomStringConvertible {
 final class FileLock {
     let fd: Int32
     init(path: String, wait: Bool) throws(ClientError) {
-        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw .local(path: path, reason: String(cString: strerror(errno))) }
+        // O_NOFOLLOW: a link planted at the lock's path must not create or open a file elsewhere.
+        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        guard fd >= 0 else { throw .local(path: path, reason: "cannot open the lock: \(String(cString: strerror(errno)))") }
         guard flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) == 0 else {
             close(fd)
             throw .locked(path: path)
@@ -246,7 +247,11 @@ extension ClientTarget {
     public func courseFolder(for courseID: String) throws(ClientError) -> String {
         switch try kind() {
         case .singleCourse:
-            return "."
+            // Another course is not synced into the old layout: the sync migrates it first.
+            guard let top = try? ManifestFile.read(root + "/manifest.json"), top.courseID != courseID else { return "." }
+            var taken = State()
+            taken.courses[Self.folderName(forCourse: top.courseID)] = CourseRecord(courseID: top.courseID, source: "")
+            return freeFolderName(for: courseID, in: taken)
         case .new:
             return Self.folderName(forCourse: courseID)
         case .multiCourse:
