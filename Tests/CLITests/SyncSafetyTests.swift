@@ -12,8 +12,8 @@ import TestSupport
     /// of the same archives.
     static func republish(_ published: String, as courseID: String) throws {
         let text = String(decoding: TestSupport.read(published + "/manifest.json"), as: UTF8.self)
-        #expect(text.contains("\"course_id\": \"\(exampleID)\""))
-        try TestSupport.write(["manifest.json": text.replacingOccurrences(of: "\"course_id\": \"\(exampleID)\"", with: "\"course_id\": \"\(courseID)\"")], under: published)
+        #expect(text.contains("\"course_id\" : \"\(exampleID)\""))
+        try TestSupport.write(["manifest.json": text.replacingOccurrences(of: "\"course_id\" : \"\(exampleID)\"", with: "\"course_id\" : \"\(courseID)\"")], under: published)
     }
 
     static func stagingLeftovers(_ root: String) -> [String] {

@@ -26,7 +26,7 @@ import TestSupport
         let other = folder + "/other"
         try TestSupport.copy(published, to: other)
         let text = String(decoding: TestSupport.read(other + "/manifest.json"), as: UTF8.self)
-        try TestSupport.write(["manifest.json": text.replacingOccurrences(of: "\"course_id\": \"\(Self.exampleID)\"", with: "\"course_id\": \"course-v1:Other+X+1\"")], under: other)
+        try TestSupport.write(["manifest.json": text.replacingOccurrences(of: "\"course_id\" : \"\(Self.exampleID)\"", with: "\"course_id\" : \"course-v1:Other+X+1\"")], under: other)
         let before = Self.snapshot(target)
         let refusal = SyncError.otherCourse(target: target, installed: Self.exampleID, offered: "course-v1:Other+X+1")
         await #expect(throws: refusal) { _ = try await SyncClient(options: .init(source: .folder(other), target: target)).sync() }
