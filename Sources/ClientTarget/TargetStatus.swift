@@ -63,7 +63,15 @@ extension ClientTarget {
         }
         for (folder, record) in courses {
             let courseRoot = root + "/" + folder
-            guard let installed = InstalledCourse(courseRoot: courseRoot) else { continue }
+            guard let installed = InstalledCourse(courseRoot: courseRoot) else {
+                // Its first sync did not get as far as its manifest: only leftovers to show.
+                if let record {
+                    report.courses.append(CourseStatus(
+                        folder: folder, courseID: record.courseID, title: "", publishedAt: "never (no local manifest yet)", pins: record.pins, bytes: 0,
+                        presentBlocks: 0, damagedBlocks: 0, leftovers: SyncLeftovers(target: courseRoot).find(), offlineBlocks: 0, lastUse: nil, blocks: []))
+                }
+                continue
+            }
             let published = (try? ManifestFile.read(OutlinePage.publishedPath(courseRoot: courseRoot))) ?? installed.manifest
             let pins = record?.pins ?? []
             let view = CourseView(published)

@@ -186,6 +186,50 @@ import TestSupport
         #expect(!clean.stdout.contains("missing:") && !clean.stdout.contains("damaged:") && !clean.stdout.contains("leftover:"), "\(clean.stdout)")
     }
 
+    /// A real kill, while a 64 MiB page unpacks: `status` shows what it left, and the next sync
+    /// removes it and installs the block.
+    @Test func aSyncKilledWhileUnpackingIsRepairedByTheNextOne() throws {
+        let folder = TestSupport.temporaryFolder("killed")
+        let course = folder + "/course"
+        try TestSupport.copy(TestSupport.exampleCourse, to: course)
+        let random = try #require(FileHandle(forReadingAtPath: "/dev/urandom"))
+        try TestSupport.writeBytes([UInt8](random.readData(ofLength: 64 << 20)), to: course + "/static/big.bin")
+        try random.close()
+        let page = course + "/html/welcome_page.html"
+        try TestSupport.writeBytes(TestSupport.read(page) + Array("<p><a href=\"/static/big.bin\">data</a></p>".utf8), to: page)
+        let published = folder + "/published"
+        #expect(try TestSupport.coursepack(["build", course, "--out", published, "-q"]).status == 0)
+        let manifest = try #require(try ManifestFile.read(published + "/manifest.json"))
+        let welcome = try #require(manifest.blocks.first { $0.archive == "html/welcome_page.zip" })
+        let handout = try #require(manifest.blocks.first { $0.archive == "html/handout_page.zip" })
+        let target = folder + "/device"
+        #expect(try TestSupport.coursepack(["sync", published, "--to", target, "--blocks", handout.usageID]).status == 0)
+
+        let html = target + exampleFolder + "/html"
+        let sync = try ChildProcess(TestSupport.coursepackBinary, ["sync", published, "--to", target, "--jobs", "1"])
+        let deadline = Date().addingTimeInterval(120)
+        var staging: String?
+        while staging == nil, sync.process.isRunning, Date() < deadline {
+            staging = ((try? FileManager.default.contentsOfDirectory(atPath: html)) ?? []).first { $0.hasPrefix(".welcome_page.new-") }
+            usleep(2_000)
+        }
+        kill(sync.pid, SIGKILL)
+        #expect(sync.stop())
+        let leftover = try #require(staging, "the sync was never seen unpacking the page")
+        #expect(FileManager.default.fileExists(atPath: html + "/" + leftover), "killed before the block was swapped in")
+        #expect(leftover.hasPrefix(".welcome_page.new-\(sync.pid)-"))
+
+        let status = try TestSupport.coursepack(["status", target])
+        #expect(status.stdout.contains("leftover: html/\(leftover): left by a sync that was killed"), "\(status.stdout)")
+        let repair = try TestSupport.coursepack(["sync", published, "--to", target])
+        #expect(repair.status == 0, "\(repair.stderr)")
+        #expect(repair.stdout.contains("html/\(leftover): removed, a half-installed block"), "\(repair.stdout)")
+        #expect(Self.stagingLeftovers(target) == [])
+        #expect(try ClientTargetTests.installed(target + exampleFolder).ids.contains(welcome.usageID))
+        let clean = try TestSupport.coursepack(["status", target, "--verify"])
+        #expect(!clean.stdout.contains("leftover:") && !clean.stdout.contains("damaged:") && !clean.stdout.contains("missing:"), "\(clean.stdout)")
+    }
+
     /// A link planted where a lock file goes makes the sync stop; nothing is created where it points.
     @Test(arguments: ["/.coursepack-sync/lock", exampleFolder + "/.coursepack-sync/lock"])
     func aLockPathThatIsALinkIsRefused(lock: String) throws {
