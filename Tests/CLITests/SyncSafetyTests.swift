@@ -230,6 +230,35 @@ import TestSupport
         #expect(!clean.stdout.contains("leftover:") && !clean.stdout.contains("damaged:") && !clean.stdout.contains("missing:"), "\(clean.stdout)")
     }
 
+    /// An archive whose ZIP64 locator points near 2^64 once crashed `sync` (exit 132) after it
+    /// had kept the verified download, and so every later sync too; it is a failed block now.
+    @Test func aZIP64LocatorNearTwoToTheSixtyFourFailsTheBlockOnEverySync() throws {
+        let published = try ClientTargetTests.publish(TestSupport.exampleCourse)
+        let script = """
+            import hashlib, json, struct, sys
+            folder = sys.argv[1]
+            eocd = struct.pack("<IHHHHIIH", 0x06054b50, 0, 0, 0xFFFF, 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0)
+            body = bytes(100) + struct.pack("<IIQI", 0x07064b50, 0, 2**64 - 16, 1) + eocd
+            open(folder + "/html/welcome_page.zip", "wb").write(body)
+            manifest = json.load(open(folder + "/manifest.json"))
+            for block in manifest["blocks"]:
+                if block.get("archive") == "html/welcome_page.zip":
+                    block["size"] = len(body)
+                    block["sha256"] = hashlib.sha256(body).hexdigest()
+            json.dump(manifest, open(folder + "/manifest.json", "w"))
+            """
+        let written = try TestSupport.run(try #require(TestSupport.which("python3")), ["-c", script, published])
+        #expect(written.status == 0, "\(written.stderr)")
+        let target = TestSupport.temporaryFolder("zip64-sync") + "/device"
+        for _ in 0..<2 {
+            let result = try TestSupport.coursepack(["sync", published, "--to", target])
+            #expect(result.status == 1, "\(result.status): \(result.stderr)")
+            #expect(result.stderr.contains("html/welcome_page.zip") && result.stderr.contains("ZIP64"), "\(result.stderr)")
+            #expect(TestSupport.files(under: target + exampleFolder + "/.coursepack-sync/downloads") == [], "the refused download is not kept")
+        }
+        #expect(FileManager.default.fileExists(atPath: target + exampleFolder + "/html/handout_page/index.html"), "the other blocks are installed")
+    }
+
     /// A link planted where a lock file goes makes the sync stop; nothing is created where it points.
     @Test(arguments: ["/.coursepack-sync/lock", exampleFolder + "/.coursepack-sync/lock"])
     func aLockPathThatIsALinkIsRefused(lock: String) throws {
