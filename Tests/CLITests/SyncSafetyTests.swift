@@ -106,6 +106,29 @@ import TestSupport
         #expect(status.stdout.contains("course CoursepackX+CP102+2027  course-v1:CoursepackX+CP102+2027") && status.stdout.contains("1 course,"), "\(status.stdout)")
     }
 
+    /// A target whose record names another course than its folder holds (edited, or restored
+    /// from another device): the course sync underneath refuses rather than replace the blocks.
+    @Test func aCourseFolderHoldingAnotherCourseThanItsRecordIsNotReplaced() throws {
+        let published = try ClientTargetTests.publish(TestSupport.exampleCourse)
+        let target = TestSupport.temporaryFolder("record") + "/device"
+        #expect(try TestSupport.coursepack(["sync", published, "--to", target]).status == 0)
+        try Self.republish(published, as: "course-v1:CoursepackX+CP102+2027")
+        let statePath = target + "/.coursepack-sync/target.json"
+        var state = try #require(try JSONSerialization.jsonObject(with: Data(TestSupport.read(statePath))) as? [String: Any])
+        var courses = try #require(state["courses"] as? [String: Any])
+        var record = try #require(courses[String(exampleFolder.dropFirst())] as? [String: Any])
+        record["course_id"] = "course-v1:CoursepackX+CP102+2027"
+        courses[String(exampleFolder.dropFirst())] = record
+        state["courses"] = courses
+        try TestSupport.writeBytes([UInt8](try JSONSerialization.data(withJSONObject: state)), to: statePath)
+        let html = ClientTargetTests.snapshot(target + exampleFolder + "/html")
+        let refused = try TestSupport.coursepack(["sync", published, "--to", target])
+        #expect(refused.status == 2, "\(refused.stdout)")
+        #expect(refused.stderr.contains("holds course \(Self.exampleID), the source offers course-v1:CoursepackX+CP102+2027"), "\(refused.stderr)")
+        #expect(ClientTargetTests.differences(html, ClientTargetTests.snapshot(target + exampleFolder + "/html")) == [])
+        #expect(try ManifestFile.read(target + exampleFolder + "/manifest.json")?.courseID == Self.exampleID)
+    }
+
     /// Two course ids that clean to one folder name get two folders, whether the first was
     /// synced into a target of several courses or into the old single-course layout.
     @Test func coursesWhoseFolderNamesCollideNeverShareAFolder() throws {
