@@ -3,8 +3,9 @@ import ZipArchive
 
 /// What a sync killed mid-way leaves in a course folder, found and removed by the next sync
 /// once it holds the folder's lock: staging folders (`<type>/.<name>.new-<pid>-<n>`), folders
-/// moved aside (`<type>/.<name>.old-<pid>`), temporary manifests (`.manifest.json.tmp-<pid>`)
-/// and anything in `downloads/` that is not a regular file. Partial downloads that are regular
+/// moved aside (`<type>/.<name>.old-<pid>`), temporary files of a durable write
+/// (`.manifest.json.tmp-<pid>`, in the folder or its state folder) and anything in `downloads/`
+/// that is not a regular file. Partial downloads that are regular
 /// files stay: the sync resumes them, and removes at its end those no failed block needs.
 ///
 /// Only a sync holding the lock writes these, so while this process holds it, one not of this
@@ -32,6 +33,12 @@ public struct SyncLeftovers: Sendable {
         return nil
     }
 
+    /// `<name>.tmp-<pid>` → the pid; nil for any other name.
+    public static func temporaryPID(_ name: String) -> Int32? {
+        guard let range = name.range(of: ".tmp-", options: .backwards), let pid = Int32(name[range.upperBound...]), pid > 0 else { return nil }
+        return pid
+    }
+
     /// The leftovers of other processes, relative to the target; nothing is changed.
     public func find() -> [String] {
         let fm = FileManager.default
@@ -46,9 +53,11 @@ public struct SyncLeftovers: Sendable {
                 found.append(type + "/" + name)
             }
         }
-        for name in ((try? fm.contentsOfDirectory(atPath: target)) ?? []).sorted() where name.hasPrefix(".manifest.json.tmp-") {
-            guard let pid = Int32(name.dropFirst(".manifest.json.tmp-".count)), pid != me else { continue }
-            found.append(name)
+        for (folder, shown) in [(target, ""), (stateFolder, ".coursepack-sync/")] {
+            for name in ((try? fm.contentsOfDirectory(atPath: folder)) ?? []).sorted() {
+                guard let pid = Self.temporaryPID(name), pid != me else { continue }
+                found.append(shown + name)
+            }
         }
         let downloads = stateFolder + "/downloads"
         for name in ((try? fm.contentsOfDirectory(atPath: downloads)) ?? []).sorted() {

@@ -183,6 +183,12 @@ import TestSupport
         // and a download that is not a file.
         try TestSupport.write(["html/.interactive_page.new-4242-17/index.html": "<p>half", ".manifest.json.tmp-4242": "{",
                                ".coursepack-sync/downloads/junk/x": "x"], under: course)
+        // The target's own state: a dead writer's temporary file goes, a live one's (pid 1) stays.
+        let gone = Process()
+        gone.executableURL = URL(fileURLWithPath: "/bin/true")
+        try gone.run()
+        gone.waitUntilExit()
+        try TestSupport.write(["target.json.tmp-\(gone.processIdentifier)": "{", "target.json.tmp-1": "{"], under: target + "/.coursepack-sync")
         let damaged = ClientTargetTests.snapshot(target)
 
         let status = try TestSupport.coursepack(["status", target, "--blocks"])
@@ -205,6 +211,9 @@ import TestSupport
         #expect(ClientTargetTests.differences(good, ClientTargetTests.snapshot(course + "/html")) == [])
         #expect(Self.stagingLeftovers(target) == [] && !fm.fileExists(atPath: course + "/.manifest.json.tmp-4242"))
         #expect(!fm.fileExists(atPath: course + "/.coursepack-sync/downloads/junk"))
+        #expect(repair.stdout.contains(".coursepack-sync/target.json.tmp-\(gone.processIdentifier): removed"), "\(repair.stdout)")
+        #expect(!fm.fileExists(atPath: target + "/.coursepack-sync/target.json.tmp-\(gone.processIdentifier)"))
+        #expect(fm.fileExists(atPath: target + "/.coursepack-sync/target.json.tmp-1"))
         let clean = try TestSupport.coursepack(["status", target, "--verify"])
         #expect(!clean.stdout.contains("missing:") && !clean.stdout.contains("damaged:") && !clean.stdout.contains("leftover:"), "\(clean.stdout)")
     }

@@ -35,20 +35,25 @@ import TestSupport
 
         // What a killed sync leaves, whatever became of its pid (1 is alive, and not a sync).
         try TestSupport.write(["html/.welcome_page.new-1-99/index.html": "<p>half", "video/.lecture_video.old-1/index.html": "<p>old",
-                               ".manifest.json.tmp-1": "{", ".coursepack-sync/downloads/stuck/x": "x"], under: target)
+                               ".manifest.json.tmp-1": "{", ".coursepack-sync/downloads/stuck/x": "x", ".coursepack-sync/files/html_x.tsv.tmp-1": "",
+                               ".coursepack-sync/.manifest.json.tmp-1": "{"], under: target)
         var options = SyncClient.Options(source: .folder(other), target: target)
         options.replaceCourse = true
         let replaced = try await SyncClient(options: options).sync()
         #expect(replaced.failures.isEmpty)
         #expect(Set(replaced.leftoversRemoved) == [
             ".manifest.json.tmp-1", "html/.welcome_page.new-1-99", "video/.lecture_video.old-1", ".coursepack-sync/downloads/stuck",
+            ".coursepack-sync/.manifest.json.tmp-1",
         ], "\(replaced.leftoversRemoved)")
         #expect(try ManifestFile.read(target + "/manifest.json")?.courseID == "course-v1:Other+X+1")
-        #expect(TestSupport.files(under: target).allSatisfy { !$0.contains(".new-") && !$0.contains(".old-") && !$0.contains(".tmp-") && !$0.contains("stuck") })
+        #expect(TestSupport.files(under: target).allSatisfy { !$0.contains(".new-") && !$0.contains(".old-") && !$0.contains("stuck") })
+        #expect(TestSupport.files(under: target).filter { $0.contains(".tmp-") } == [".coursepack-sync/files/html_x.tsv.tmp-1"], "only the two folders' own temporary files are known")
     }
 
     @Test func stagingNamesAreRecognisedAndNothingElse() {
         #expect(SyncLeftovers.stagingPID(".welcome_page.new-123-456") == 123)
+        #expect(SyncLeftovers.temporaryPID("target.json.tmp-42") == 42)
+        #expect(SyncLeftovers.temporaryPID("target.json.tmp-") == nil && SyncLeftovers.temporaryPID("target.json") == nil && SyncLeftovers.temporaryPID("x.tmp-0") == nil)
         #expect(SyncLeftovers.stagingPID(".a.b.old-77") == 77)
         for name in ["welcome_page", ".new-1-2", "x.new-1-2", ".x.new-", ".x.new-a-1", ".x.new-1-b", ".x.old-0", ".x.new--1"] {
             #expect(SyncLeftovers.stagingPID(name) == nil, "\(name)")
