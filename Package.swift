@@ -30,7 +30,8 @@ let package = Package(
             providers: [.apt(["zlib1g-dev"])]
         ),
         .target(name: "ZlibStream", dependencies: ["CZlib"]),
-        .target(name: "ZipArchive", dependencies: ["ZlibStream", "CFileCalls"]),
+        .target(name: "FileSystem", dependencies: ["CFileCalls", .product(name: "Crypto", package: "swift-crypto")]),
+        .target(name: "ZipArchive", dependencies: ["ZlibStream", "FileSystem"]),
         .target(name: "ParallelMap"),
         .target(name: "CourseExport", dependencies: ["ZlibStream", "ParallelMap"]),
         .target(name: "LinkRewriter"),
@@ -38,16 +39,17 @@ let package = Package(
             name: "BlockRenderer",
             dependencies: ["CourseExport", "LinkRewriter", .product(name: "Mustache", package: "swift-mustache")]
         ),
-        .target(name: "Manifest"),
+        .target(name: "Manifest", dependencies: ["FileSystem"]),
         .target(name: "CFileCalls"),
         .target(
             name: "SyncClient",
-            dependencies: ["Manifest", "ZipArchive", "ZlibStream", "CFileCalls", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["Manifest", "ZipArchive", "ZlibStream", "FileSystem", .product(name: "Crypto", package: "swift-crypto")]
         ),
+        .target(name: "IncrementalBuild", dependencies: ["FileSystem", "ParallelMap", .product(name: "Crypto", package: "swift-crypto")]),
         .target(
             name: "Packager",
             dependencies: [
-                "CourseExport", "LinkRewriter", "BlockRenderer", "ZipArchive", "Manifest", "ParallelMap",
+                "CourseExport", "LinkRewriter", "BlockRenderer", "ZipArchive", "Manifest", "ParallelMap", "FileSystem", "IncrementalBuild",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
@@ -58,11 +60,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .target(name: "ClientTarget", dependencies: ["SyncClient", "Manifest", "ZipArchive"]),
+        .target(name: "ClientTarget", dependencies: ["SyncClient", "Manifest", "ZipArchive", "FileSystem"]),
         .target(name: "AWSSigV4", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         .target(
             name: "StoragePublisher",
-            dependencies: ["AWSSigV4", "Manifest", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["AWSSigV4", "Manifest", "FileSystem", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .target(name: "CommandLineSupport", dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .executableTarget(
@@ -84,6 +86,7 @@ let package = Package(
         .testTarget(name: "ZipArchiveTests", dependencies: ["ZipArchive", "ZlibStream", "TestSupport"]),
         .testTarget(name: "CourseExportTests", dependencies: ["CourseExport", "TestSupport"]),
         .testTarget(name: "LinkRewriterTests", dependencies: ["LinkRewriter"]),
+        .testTarget(name: "IncrementalBuildTests", dependencies: ["IncrementalBuild", "TestSupport"]),
         .testTarget(name: "ManifestTests", dependencies: ["Manifest", "TestSupport"]),
         .testTarget(name: "PackagerTests", dependencies: ["Packager", "Manifest", "ZipArchive", "CourseExport", "BlockRenderer", "TestSupport"]),
         .testTarget(name: "ClientLibraryTests", dependencies: ["ClientTarget", "SyncClient", "Manifest", "coursepack", "TestSupport"]),

@@ -1,3 +1,4 @@
+import FileSystem
 import Foundation
 import Manifest
 import SyncClient
@@ -110,7 +111,7 @@ public struct ClientTarget: Sendable {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         do {
             let data = try encoder.encode(state)
-            try DurableFile.replace(statePath, with: [UInt8](data), temporary: statePath + ".tmp-\(getpid())")
+            try DurableFile.replace(statePath, with: [UInt8](data))
         } catch {
             throw .local(path: statePath, reason: "cannot be written: \(error)")
         }
@@ -118,9 +119,20 @@ public struct ClientTarget: Sendable {
 
     /// Reads, changes and writes the state under its own short lock, so that `markOpened`
     /// during a long sync is not lost when the sync saves what it did.
+    /// An exclusive lock on a lock file in the target's state folder.
+    static func lock(_ path: String, waiting: FileLock.Waiting) throws(ClientError) -> FileLock {
+        do {
+            return try FileLock(.lockFile(path), waiting: waiting)
+        } catch .busy {
+            throw .locked(path: path)
+        } catch {
+            throw .local(path: path, reason: "\(error)")
+        }
+    }
+
     func updateState(_ change: (inout State) throws(ClientError) -> Void) throws(ClientError) {
         try makeFolder(stateFolder)
-        let lock = try FileLock(path: stateFolder + "/state.lock", wait: true)
+        let lock = try Self.lock(stateFolder + "/state.lock", waiting: .forever)
         defer { withExtendedLifetime(lock) {} }
         var state = try readState()
         try change(&state)
@@ -137,7 +149,7 @@ public struct ClientTarget: Sendable {
             guard let manifest = try? ManifestFile.read(root + "/" + folder + "/manifest.json"),
                 let block = manifest.blocks.first(where: { $0.usageID == blockID })
             else { continue }
-            guard block.isOffline, let archive = block.archive, let blockFolder = SyncClient.installFolder(ofArchive: archive),
+            guard block.isOffline, let archive = block.archive, let blockFolder = ArchivePath.installFolder(of: archive),
                 FileManager.default.fileExists(atPath: root + "/" + folder + "/" + blockFolder + "/index.html")
             else { throw .notInstalled(blockID: blockID, reason: block.isOffline ? "not downloaded to this device" : "needs the network (\(block.reason ?? "online only"))") }
             try updateState { state throws(ClientError) in
@@ -205,21 +217,6 @@ public enum ClientError: Error, Equatable, CustomStringConvertible {
         case .sync(let error): return "\(error)"
         }
     }
-}
-
-/// An exclusive `flock`, held until the value is released.
-final class FileLock {
-    let fd: Int32
-    init(path: String, wait: Bool) throws(ClientError) {
-        // O_NOFOLLOW: a link planted at the lock's path must not create or open a file elsewhere.
-        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
-        guard fd >= 0 else { throw .local(path: path, reason: "cannot open the lock: \(String(cString: strerror(errno)))") }
-        guard flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) == 0 else {
-            close(fd)
-            throw .locked(path: path)
-        }
-    }
-    deinit { close(fd) }
 }
 
 /// Sizes as people write them: `200MB`, `1.5GB`, `500k`, `1048576`; decimal units (kB = 1000),

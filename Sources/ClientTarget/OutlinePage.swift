@@ -19,7 +19,7 @@ public enum OutlinePage {
     static func write(_ local: CourseManifest, into courseRoot: String) throws(ClientError) {
         let published = (try? ManifestFile.read(publishedPath(courseRoot: courseRoot))) ?? local
         let installed = Set(local.blocks.filter { block in
-            guard block.isOffline, let archive = block.archive, let folder = SyncClient.installFolder(ofArchive: archive) else { return false }
+            guard block.isOffline, let archive = block.archive, let folder = ArchivePath.installFolder(of: archive) else { return false }
             return FileManager.default.fileExists(atPath: courseRoot + "/" + folder + "/index.html")
         }.map(\.usageID))
         let rendered = render(published: published, installed: installed)
@@ -86,7 +86,7 @@ public enum OutlinePage {
             """
         var frames: [String] = []
         for (index, page) in pages.enumerated() {
-            guard let archive = page.archive, let folder = SyncClient.installFolder(ofArchive: archive) else { continue }
+            guard let archive = page.archive, let folder = ArchivePath.installFolder(of: archive) else { continue }
             let name = escape(page.displayName ?? page.type)
             var links = "<a href=\"../index.html\">Outline</a>"
             if index > 0 { links += " <a rel=\"prev\" href=\"\(index).html\">← \(escape(pages[index - 1].displayName ?? "Previous"))</a>" }
@@ -108,7 +108,7 @@ public enum OutlinePage {
 
     static func blockItem(_ block: BlockEntry, installed: Bool, frame: Int?) -> String {
         let name = escape(block.displayName ?? block.type)
-        if installed, let archive = block.archive, let folder = SyncClient.installFolder(ofArchive: archive) {
+        if installed, let archive = block.archive, let folder = ArchivePath.installFolder(of: archive) {
             let sequence = frame.map { " <a class=\"sequence\" href=\"\(ClientTarget.navigationFolderName)/\($0).html\" title=\"with previous and next\">⇄</a>" } ?? ""
             return "<a href=\"\(href(folder))/index.html\">\(name)</a>\(sequence)"
         }

@@ -15,10 +15,10 @@ struct InstalledCourse: Sendable {
         self.manifest = manifest
         let state = courseRoot + "/" + ClientTarget.stateFolderName
         for block in manifest.blocks where block.isOffline {
-            guard let archive = block.archive, let folder = SyncClient.installFolder(ofArchive: archive) else { continue }
+            guard let archive = block.archive, let folder = ArchivePath.installFolder(of: archive) else { continue }
             blockBytes[block.usageID] = BlockInventory.read(BlockInventory.path(stateFolder: state, blockFolder: folder))?.size ?? block.size ?? 0
         }
-        if let runtime = manifest.runtime, let folder = SyncClient.installFolder(ofArchive: runtime.archive) {
+        if let runtime = manifest.runtime, let folder = ArchivePath.installFolder(of: runtime.archive) {
             runtimeBytes = BlockInventory.read(BlockInventory.path(stateFolder: state, blockFolder: folder))?.size ?? runtime.size
         }
     }
@@ -36,7 +36,7 @@ struct InstalledCourse: Sendable {
     /// the server, so a later sync that wants it downloads it again.
     mutating func remove(_ id: String, courseRoot: String) {
         guard let index = manifest.blocks.firstIndex(where: { $0.usageID == id }), let archive = manifest.blocks[index].archive,
-            let folder = SyncClient.installFolder(ofArchive: archive)
+            let folder = ArchivePath.installFolder(of: archive)
         else { return }
         ZipReader.removeTree(courseRoot + "/" + folder)
         unlink(BlockInventory.path(stateFolder: courseRoot + "/" + ClientTarget.stateFolderName, blockFolder: folder))
@@ -90,8 +90,8 @@ extension ClientTarget {
             var named: [String: Set<String>] = [:]  // type folder → block folder names
             var changed = false
             let stateFolder = courseRoot + "/" + Self.stateFolderName
-            var installedFolders: [String] = course.manifest.blocks.filter(\.isOffline).compactMap { $0.archive.flatMap(SyncClient.installFolder(ofArchive:)) }
-            if let runtime = course.manifest.runtime, let folder = SyncClient.installFolder(ofArchive: runtime.archive) { installedFolders.append(folder) }
+            var installedFolders: [String] = course.manifest.blocks.filter(\.isOffline).compactMap { $0.archive.flatMap(ArchivePath.installFolder(of:)) }
+            if let runtime = course.manifest.runtime, let folder = ArchivePath.installFolder(of: runtime.archive) { installedFolders.append(folder) }
             for folder in installedFolders {
                 let parts = folder.split(separator: "/", maxSplits: 1).map(String.init)
                 guard parts.count == 2 else { continue }
@@ -113,7 +113,7 @@ extension ClientTarget {
                 }
             }
             for block in course.manifest.blocks where block.isOffline {
-                guard let archive = block.archive, let blockFolder = SyncClient.installFolder(ofArchive: archive) else { continue }
+                guard let archive = block.archive, let blockFolder = ArchivePath.installFolder(of: archive) else { continue }
                 let path = courseRoot + "/" + blockFolder
                 let damage: String?
                 if !fm.fileExists(atPath: path) {
@@ -130,7 +130,7 @@ extension ClientTarget {
                     done.append("\(folder)/\(blockFolder): \(damage); removed, to be downloaded again")
                 }
             }
-            if let runtime = course.manifest.runtime, let runtimeFolder = SyncClient.installFolder(ofArchive: runtime.archive) {
+            if let runtime = course.manifest.runtime, let runtimeFolder = ArchivePath.installFolder(of: runtime.archive) {
                 let damage = fm.fileExists(atPath: courseRoot + "/" + runtimeFolder)
                     ? BlockInventory.read(BlockInventory.path(stateFolder: stateFolder, blockFolder: runtimeFolder))?.damage(in: courseRoot + "/" + runtimeFolder)
                     : "its folder is missing"

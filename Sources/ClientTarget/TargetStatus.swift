@@ -100,7 +100,7 @@ extension ClientTarget {
     /// An installed block's folder compared with its inventory; nil when it is as installed or
     /// nothing records how it was installed (a migrated target).
     static func damage(of block: BlockEntry, in courseRoot: String, readingBytes: Bool) -> Damage? {
-        guard let archive = block.archive, let folder = SyncClient.installFolder(ofArchive: archive) else { return nil }
+        guard let archive = block.archive, let folder = ArchivePath.installFolder(of: archive) else { return nil }
         var info = stat()
         guard stat(courseRoot + "/" + folder, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else { return .missing }
         let inventory = BlockInventory.read(BlockInventory.path(stateFolder: courseRoot + "/" + stateFolderName, blockFolder: folder))

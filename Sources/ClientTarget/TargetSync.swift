@@ -1,3 +1,4 @@
+import FileSystem
 import Foundation
 import Manifest
 import SyncClient
@@ -91,7 +92,7 @@ extension ClientTarget {
         }
 
         try makeFolder(stateFolder)
-        let lock = try FileLock(path: stateFolder + "/lock", wait: false)
+        let lock = try ClientTarget.lock(stateFolder + "/lock", waiting: .none)
         defer { withExtendedLifetime(lock) {} }
         // Read again under the lock: a sync that finished since the first read is not undone.
         if targetKind == .multiCourse {

@@ -1,4 +1,5 @@
 import Foundation
+import FileSystem
 
 public enum ManifestError: Error, Equatable, CustomStringConvertible {
     case unreadable(path: String, reason: String)
@@ -62,9 +63,8 @@ public enum ManifestFile {
     /// never a mix, and after a power cut the disk holds one of the two (the new file is
     /// synced before the rename, its folder after). Callers sync every archive it names first.
     public static func write(_ manifest: CourseManifest, to path: String) throws(ManifestError) {
-        let temporary = DurableFile.folder(of: path) + "/.manifest.json.tmp-\(getpid())"
         do {
-            try DurableFile.replace(path, with: CanonicalJSON.encode(manifest), temporary: temporary)
+            try DurableFile.replace(path, with: CanonicalJSON.encode(manifest))
         } catch {
             throw .unwritable(path: path, reason: "\(error)")
         }

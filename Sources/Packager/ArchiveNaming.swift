@@ -19,12 +19,12 @@ public enum ArchiveNaming {
     public static let maximumSpelledLength = 120
 
     public static func archivePath(type: String, urlName: String) -> String {
-        "\(component(type))/\(component(urlName)).zip"
+        folderPath(type: type, urlName: urlName) + ".zip"
     }
 
-    /// The folder a client unpacks the archive into: the archive path without `.zip`.
-    public static func folder(ofArchive archive: String) -> String {
-        archive.hasSuffix(".zip") ? String(archive.dropLast(4)) : archive
+    /// The folder a client unpacks the block's archive into (`ArchivePath.installFolder`).
+    public static func folderPath(type: String, urlName: String) -> String {
+        "\(component(type))/\(component(urlName))"
     }
 
     /// One path component naming `name`; never empty, `.`, `..`, nor containing `/` or `.`.

@@ -1,6 +1,8 @@
+import FileSystem
 import Crypto
 import CourseExport
 import Foundation
+import IncrementalBuild
 import LinkRewriter
 import Synchronization
 import ZipArchive
@@ -27,11 +29,11 @@ final class AssetStore: Sendable {
     private let stylesheets = Mutex<[String: RewrittenFile]>([:])
     private let pages = Mutex<[String: RewrittenFile]>([:])
     private let scripts = Mutex<[String: [String]]>([:])
-    private let previousHashes: HashCache
-    private let stamps = Mutex<[String: HashCache.Record]>([:])
+    private let previousHashes: FileHashCache
+    private let stamps = Mutex<[String: FileHashCache.Record]>([:])
     private let preparedBytes = Mutex(0)
 
-    init(export: ExportDirectory, course: Course, writer: ZipWriter, previousHashes: HashCache = HashCache()) {
+    init(export: ExportDirectory, course: Course, writer: ZipWriter, previousHashes: FileHashCache = FileHashCache()) {
         self.export = export
         self.course = course
         self.writer = writer
@@ -39,8 +41,8 @@ final class AssetStore: Sendable {
     }
 
     /// What this build learned, for the next one.
-    var hashCache: HashCache {
-        HashCache(writtenAt: 0, records: stamps.withLock { $0 })
+    var hashCache: FileHashCache {
+        FileHashCache(writtenAt: 0, records: stamps.withLock { $0 })
     }
 
     /// A bundled stylesheet or course page with its references rewritten relative to where it lands.
@@ -87,19 +89,19 @@ final class AssetStore: Sendable {
         if let known = hashes.withLock({ $0[staticPath] }) { return known }
         let digest: String
         if Self.isStylesheet(staticPath) {
-            digest = Digest.hex(SHA256.hash(data: try stylesheet(staticPath).bytes))
+            digest = SHA256Hex.of(try stylesheet(staticPath).bytes)
         } else if Self.isPage(staticPath) {
-            digest = Digest.hex(SHA256.hash(data: try page(staticPath).bytes))
+            digest = SHA256Hex.of(try page(staticPath).bytes)
         } else {
             let path = try filePath(staticPath)
             let stamp = FileStamp.of(path)
             if let stamp, let cached = previousHashes.hash(of: staticPath, stamp: stamp) {
                 digest = cached
             } else {
-                digest = try Digest.file(path)
+                digest = try CourseFileDigest.sha256(path)
             }
             if let stamp {
-                stamps.withLock { $0[staticPath] = HashCache.Record(stamp, sha256: digest) }
+                stamps.withLock { $0[staticPath] = FileHashCache.Record(stamp, sha256: digest) }
             }
         }
         hashes.withLock { $0[staticPath] = digest }
@@ -229,65 +231,5 @@ final class AssetStore: Sendable {
     static func unique(_ items: [String]) -> [String] {
         var seen = Set<String>()
         return items.filter { seen.insert($0).inserted }
-    }
-}
-
-enum Digest {
-    static func hex<D: Sequence>(_ digest: D) -> String where D.Element == UInt8 {
-        digest.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
-    }
-
-    /// SHA-256 of a course file, read in fixed-size chunks.
-    static func file(_ path: String) throws -> String {
-        guard let digest = try? sha256(path) else { throw CourseError.unreadable(path: path, reason: "cannot read it") }
-        return digest
-    }
-
-    /// SHA-256 of an archive this build wrote or published: a failure is about the output
-    /// folder, not the course.
-    static func archive(_ path: String) throws(BuildError) -> String {
-        guard let digest = try? sha256(path) else { throw .output(path: path, reason: "cannot read the archive back to hash it") }
-        return digest
-    }
-
-    private static func sha256(_ path: String) throws -> String {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw CocoaError(.fileReadNoPermission)
-        }
-        defer { try? handle.close() }
-        var hasher = SHA256()
-        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
-            hasher.update(data: chunk)
-        }
-        return hex(hasher.finalize())
-    }
-}
-
-/// Relative links between files inside one bundle.
-enum RelativePath {
-    /// `path` relative to `folder` (both under static/), percent-encoded for use in a link.
-    static func link(to path: String, from folder: String) -> String {
-        let from = folder.split(separator: "/")
-        let to = path.split(separator: "/")
-        var common = 0
-        while common < from.count, common < to.count - 1, from[common] == to[common] { common += 1 }
-        let ups = Array(repeating: "..", count: from.count - common)
-        return PercentEncoding.encodePath((ups + to[common...].map(String.init)).joined(separator: "/"))
-    }
-
-    /// Joins a relative reference onto `folder`; nil when it climbs out of static/ or is absolute.
-    static func resolve(_ reference: String, from folder: String) -> String? {
-        guard !reference.isEmpty, !reference.hasPrefix("/") else { return nil }
-        var parts = folder.split(separator: "/").map(String.init)
-        for part in reference.split(separator: "/") {
-            switch part {
-            case ".": continue
-            case "..":
-                guard !parts.isEmpty else { return nil }
-                parts.removeLast()
-            default: parts.append(String(part))
-            }
-        }
-        return parts.joined(separator: "/")
     }
 }

@@ -1,7 +1,9 @@
 import BlockRenderer
 import Crypto
 import CourseExport
+import FileSystem
 import Foundation
+import IncrementalBuild
 import LinkRewriter
 import Manifest
 import ZipArchive
@@ -61,13 +63,54 @@ struct BlockPackager: Sendable {
         case .rendered(let page):
             rendered = page
         }
-
+        var page = rewriteLinks(of: rendered, block: block)
+        try bundleDependencies(of: &page, block: block)
+        let libraries = insertRuntime(into: &page)
+        let entries = try archiveEntries(page, rendered: rendered)
+        let contentHash = Self.contentHash(of: entries, renderer: renderer)
         let archive = ArchiveNaming.archivePath(type: block.type, urlName: block.urlName)
-        var warnings: [Diagnostic] = []
+        var listed = Set<String>()
+        let needs = page.network.filter { listed.insert($0).inserted }
+        func entry(_ file: PublishedFile) -> BlockEntry {
+            BlockEntry(
+                usageID: block.usageID, type: block.type, displayName: block.displayName, parents: block.parents,
+                archive: archive, size: file.size, sha256: file.sha256, contentHash: contentHash, lastModified: file.lastModified,
+                requiresNetwork: needs.isEmpty ? nil : needs, runtime: libraries.isEmpty ? nil : runtime?.archivePath)
+        }
+        if let reused = reusedArchive(archive, of: block, contentHash: contentHash) {
+            return .reused(entry(reused), warnings: page.warnings)
+        }
+        let (written, staged) = try writeArchive(entries, archive, of: block, contentHash: contentHash)
+        return .built(entry(written), stagedAt: staged, warnings: page.warnings)
+    }
+
+    /// An archive in the output folder as the manifest lists it.
+    struct PublishedFile {
+        var size: UInt64
+        var sha256: String
+        /// When its content last changed.
+        var lastModified: String
+    }
+
+    /// A page on its way into an archive: its bytes and what it was found to need.
+    struct PageInProgress {
+        var bytes: [UInt8]
+        var libraries: Set<RuntimeLibrary>
+        /// Static files (paths under static/) the archive carries.
         var bundled = Set<String>()
+        /// What the page loads from the network, in the order found.
+        var network: [String]
+        var warnings: [Diagnostic] = []
+    }
+
+    /// Every reference in the page resolved: bundled files, links to other blocks, the LMS, or
+    /// the online-only note; external loads are listed.
+    private func rewriteLinks(of rendered: RenderedBlock, block: Block) -> PageInProgress {
         var network = rendered.requiresNetwork
+        var bundled = Set<String>()
+        var warnings: [Diagnostic] = []
         var linksOnlineOnly = false
-        var page = LinkRewriter.rewrite(rendered.page, references: LinkRewriter.references(in: rendered.page, as: .html)) { reference in
+        var bytes = LinkRewriter.rewrite(rendered.page, references: LinkRewriter.references(in: rendered.page, as: .html)) { reference in
             if let external = ExternalResource.of(reference) {
                 if reference.loadsResource { network.append(external.url) }
                 return external.resolution
@@ -83,82 +126,92 @@ struct BlockPackager: Sendable {
             if case .replace(let link) = resolution, link.hasPrefix(Self.onlineOnlyAnchor) { linksOnlineOnly = true }
             return resolution
         }
-        if linksOnlineOnly { page = Self.withOnlineOnlyNote(page) }
-        var libraries = rendered.runtime
+        if linksOnlineOnly { bytes = Self.withOnlineOnlyNote(bytes) }
+        return PageInProgress(bytes: bytes, libraries: rendered.runtime, bundled: bundled, network: network, warnings: warnings)
+    }
 
-        // Stylesheets and framed course pages pull in what they reference, and so on; a chain of
-        // pages is followed only so deep.
-        var pending = bundled.sorted().reversed().map { ($0, 0) }
+    /// Stylesheets and framed course pages pull in what they reference, and so on; a chain of
+    /// pages is followed only so deep.
+    private func bundleDependencies(of page: inout PageInProgress, block: Block) throws {
+        var pending = page.bundled.sorted().reversed().map { ($0, 0) }
         while let (path, depth) = pending.popLast() {
             let dependencies: [String]
             if AssetStore.isStylesheet(path) {
                 let sheet = try assets.stylesheet(path)
                 for reference in sheet.unresolved {
-                    warnings.append(Diagnostic(block: block.usageID, file: "static/" + path, message: "unresolved reference in stylesheet", reference: reference))
+                    page.warnings.append(Diagnostic(block: block.usageID, file: "static/" + path, message: "unresolved reference in stylesheet", reference: reference))
                 }
-                network += sheet.network
+                page.network += sheet.network
                 dependencies = sheet.dependencies
             } else if AssetStore.isPage(path), depth < Self.maximumPageDepth {
                 let framed = try assets.page(path)
                 for reference in framed.unresolved {
-                    warnings.append(Diagnostic(block: block.usageID, file: "static/" + path, message: "unresolved reference in a bundled page", reference: reference))
+                    page.warnings.append(Diagnostic(block: block.usageID, file: "static/" + path, message: "unresolved reference in a bundled page", reference: reference))
                 }
-                network += framed.network
+                page.network += framed.network
                 dependencies = framed.dependencies
             } else if AssetStore.isScript(path) {
-                network += try assets.scriptNeeds(path)
+                page.network += try assets.scriptNeeds(path)
                 continue
             } else {
                 continue
             }
-            for dependency in dependencies where bundled.insert(dependency).inserted {
+            for dependency in dependencies where page.bundled.insert(dependency).inserted {
                 pending.append((dependency, depth + 1))
             }
         }
+    }
 
-        if !libraries.isEmpty {
-            if let runtime {
-                page = PageTemplates.insertBeforeScripts(runtime.elements(for: libraries), page: page)
-            } else {
-                // Without the runtime packages the page still works online.
-                network += libraries.sorted().map(\.networkName)
-                libraries = []
-            }
+    /// The runtime's elements the page needs, before its first script; without the runtime
+    /// packages the page still works online, and says so. Returns the libraries it loads locally.
+    private func insertRuntime(into page: inout PageInProgress) -> Set<RuntimeLibrary> {
+        guard !page.libraries.isEmpty else { return [] }
+        guard let runtime else {
+            page.network += page.libraries.sorted().map(\.networkName)
+            return []
         }
+        page.bytes = PageTemplates.insertBeforeScripts(runtime.elements(for: page.libraries), page: page.bytes)
+        return page.libraries
+    }
 
-        var entries: [(name: String, hash: String, source: ZipEntry.Source)] = [
-            ("index.html", Digest.hex(SHA256.hash(data: page)), .bytes(page))
-        ]
+    typealias ArchiveEntry = (name: String, hash: String, source: ZipEntry.Source)
+
+    /// The page, the renderer's generated files and the bundled static files, in name order.
+    private func archiveEntries(_ page: PageInProgress, rendered: RenderedBlock) throws -> [ArchiveEntry] {
+        var entries: [ArchiveEntry] = [("index.html", SHA256Hex.of(page.bytes), .bytes(page.bytes))]
         for (name, bytes) in rendered.files {
-            entries.append((name, Digest.hex(SHA256.hash(data: bytes)), .bytes(bytes)))
+            entries.append((name, SHA256Hex.of(bytes), .bytes(bytes)))
         }
-        for path in bundled.sorted() {
+        for path in page.bundled.sorted() {
             entries.append(("static/" + path, try assets.contentHash(path), try assets.source(path)))
         }
         entries.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+        return entries
+    }
 
+    /// What the archive holds, independent of how it is compressed: equal hashes, equal pages.
+    static func contentHash(of entries: [ArchiveEntry], renderer: BlockRenderer) -> String {
         var hasher = SHA256()
         hasher.update(data: Array("coursepack-content-v1\n\(renderer.fingerprint)\n".utf8))
         for entry in entries { hasher.update(data: Array("\(entry.name)\n\(entry.hash)\n".utf8)) }
-        let contentHash = Digest.hex(hasher.finalize())
-        var listed = Set<String>()
-        let needs = network.filter { listed.insert($0).inserted }
-        let requiresNetwork = needs.isEmpty ? nil : needs
-        let runtimeArchive = libraries.isEmpty ? nil : runtime?.archivePath
+        return SHA256Hex.hex(hasher.finalize())
+    }
 
-        let final = options.outputFolder + "/" + archive
-        let before = previous[block.usageID]
-        if let before, before.contentHash == contentHash, before.archive == archive,
+    /// The previous publish's archive, when it holds the same content and is intact.
+    private func reusedArchive(_ archive: String, of block: Block, contentHash: String) -> PublishedFile? {
+        guard let before = previous[block.usageID], before.contentHash == contentHash, before.archive == archive,
             let size = before.size, let sha = before.sha256, let lastModified = before.lastModified,
-            let stamp = FileStamp.of(final), stamp.size == size,
-            stamp.changed < (previousManifestWritten ?? Int64.min) || (try? Digest.archive(final)) == sha
-        {
-            return .reused(BlockEntry(
-                usageID: block.usageID, type: block.type, displayName: block.displayName, parents: block.parents,
-                archive: archive, size: size, sha256: sha, contentHash: contentHash, lastModified: lastModified,
-                requiresNetwork: requiresNetwork, runtime: runtimeArchive), warnings: warnings)
-        }
+            IncrementalBuild.archiveIsIntact(
+                at: options.outputFolder + "/" + archive, size: size, sha256: sha, manifestWritten: previousManifestWritten)
+        else { return nil }
+        return PublishedFile(size: size, sha256: sha, lastModified: lastModified)
+    }
 
+    /// Writes the archive, hashing it as it goes; beside the published one (staged) when the
+    /// previous manifest names that path, since a manifest must never name changing bytes.
+    private func writeArchive(
+        _ entries: [ArchiveEntry], _ archive: String, of block: Block, contentHash: String
+    ) throws -> (PublishedFile, staged: String?) {
         let staged = publishedArchives.contains(archive) ? Staging.stagedPath(of: archive, contentHash: contentHash) : nil
         // The type folders exist already: CoursePackager makes them before the workers start.
         let destination = options.outputFolder + "/" + (staged ?? archive)
@@ -166,15 +219,12 @@ struct BlockPackager: Sendable {
         let written = try assets.writer.write(entries.map { ZipEntry(name: $0.name, source: $0.source) }, to: destination) {
             archiveHasher.update(bufferPointer: $0)
         }
-        let sha256 = written.observedAll ? Digest.hex(archiveHasher.finalize()) : try Digest.archive(destination)
+        let sha256 = written.observedAll ? SHA256Hex.hex(archiveHasher.finalize()) : try CourseFileDigest.archive(destination)
         // An archive written again with the same content (it was missing or damaged) keeps the
         // date its content last changed: clients holding a good copy need not fetch it again.
-        let contentLastChanged = (before?.contentHash == contentHash ? before?.lastModified : nil) ?? options.publishedAt
-        return .built(BlockEntry(
-            usageID: block.usageID, type: block.type, displayName: block.displayName, parents: block.parents,
-            archive: archive, size: written.size, sha256: sha256, contentHash: contentHash,
-            lastModified: contentLastChanged,
-            requiresNetwork: requiresNetwork, runtime: runtimeArchive), stagedAt: staged, warnings: warnings)
+        let before = previous[block.usageID]
+        let lastChanged = (before?.contentHash == contentHash ? before?.lastModified : nil) ?? options.publishedAt.text
+        return (PublishedFile(size: written.size, sha256: sha256, lastModified: lastChanged), staged)
     }
 
     /// What a reference in a page becomes: a bundled file, a link to another block's bundle, an

@@ -1,18 +1,21 @@
 import BlockRenderer
 
-/// Everything a build needs besides the course, built once by the caller and passed down.
+/// Everything a build needs besides the course, built once by the caller and passed down. The
+/// values a build cannot work with are refused here, so a library caller gets the checks the
+/// command line gets.
 public struct BuildOptions: Sendable {
     public var outputFolder: String
-    /// ISO 8601, UTC, second precision: `2026-11-22T10:00:00Z`.
-    public var publishedAt: String
-    public var jobs: Int
-    public var compressionLevel: Int32
+    public private(set) var publishedAt: PublishTime
+    /// Worker threads, at least 1.
+    public private(set) var jobs: Int
+    /// Deflate level, 1 to 9.
+    public private(set) var compressionLevel: Int32
     public var templates: PageTemplates
     /// Base of absolute LMS links for course paths that cannot be bundled (`https://lms.example.com`).
     public var lmsURL: String?
     public var generator: String
     /// How long to wait for another build holding the output folder's lock.
-    public var lockTimeout: Double
+    public private(set) var lockTimeout: Double
     /// Folder holding Debian's `jquery/` and `katex/` (libjs-jquery, libjs-katex), read at build
     /// time into the shared runtime archive.
     public var runtimeSource: String
@@ -21,15 +24,24 @@ public struct BuildOptions: Sendable {
     /// folder, which holds only what is published.
     public var stateFolder: String
 
+    /// `publishedAt`: ISO 8601 (see `PublishTime`).
     public init(
         outputFolder: String, publishedAt: String, jobs: Int, compressionLevel: Int32 = 6,
         templates: PageTemplates = .defaults(), lmsURL: String? = nil,
         generator: String = "coursepack \(Version.current)", lockTimeout: Double = 0, stateFolder: String? = nil,
         runtimeSource: String = BuildOptions.defaultRuntimeSource
-    ) {
+    ) throws(BuildError) {
+        guard jobs >= 1 else { throw .invalidOption("jobs must be at least 1, not \(jobs)") }
+        guard (1...9).contains(compressionLevel) else {
+            throw .invalidOption("the compression level must be between 1 and 9, not \(compressionLevel)")
+        }
+        guard lockTimeout >= 0, lockTimeout.isFinite else {
+            throw .invalidOption("the lock timeout must be a number of seconds, 0 or more, not \(lockTimeout)")
+        }
+        guard !outputFolder.isEmpty else { throw .invalidOption("the output folder is empty") }
         self.outputFolder = outputFolder
-        self.publishedAt = publishedAt
-        self.jobs = max(1, jobs)
+        self.publishedAt = try PublishTime(parsing: publishedAt)
+        self.jobs = jobs
         self.compressionLevel = compressionLevel
         self.templates = templates
         self.lmsURL = lmsURL
@@ -48,8 +60,4 @@ public struct BuildOptions: Sendable {
         while folder.count > 1 && folder.hasSuffix("/") { folder.removeLast() }
         return folder + ".coursepack-state"
     }
-}
-
-public enum Version {
-    public static let current = "0.1.0"
 }

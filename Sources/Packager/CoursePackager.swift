@@ -1,10 +1,10 @@
 import BlockRenderer
 import CourseExport
-import Dispatch
+import FileSystem
 import Foundation
+import IncrementalBuild
 import Manifest
 import ParallelMap
-import Synchronization
 import ZipArchive
 
 /// The publish pipeline: load the course → render and archive each block (in parallel) →
@@ -21,33 +21,120 @@ public struct CoursePackager: Sendable {
     public func build(coursePath: String, progress: @Sendable (Int, Int) -> Void = { _, _ in }) throws(BuildError) -> BuildReport {
         let started = Date()
         let renderer = BlockRenderer(templates: options.templates, generator: options.generator)
+        let incremental = IncrementalBuild(outputFolder: options.outputFolder, stateFolder: options.stateFolder)
         // The course is stamped as of now, before anything is read: a file changed after this
-        // moment makes the stamp unsettled, whenever the walk itself runs. With a previous state
+        // moment makes the stamp unsettled, whenever the walk itself runs. With a previous record
         // the stamp decides whether there is anything to do; without one it is only needed at
         // the end, and is walked while the manifest is written, when a core is free.
-        let since = TreeStamp.now()
-        let stampCourse: @Sendable () -> (key: String, settled: Bool)? = { [options] in
-            BuildState.inputs(
-                coursePath: coursePath, options: options,
-                rendererFingerprint: renderer.fingerprint + "/" + PageRuntime.stamp(of: options.runtimeSource), since: since)
+        let since = FileStamp.now()
+        let settings = inputSettings(renderer: renderer)
+        let stampCourse: @Sendable () -> IncrementalBuild.Inputs? = {
+            incremental.stampInputs(coursePath: coursePath, settings: settings, since: since)
         }
-        var stampedInputs: Background<(key: String, settled: Bool)?>?
-        if BuildState.exists(in: options.stateFolder) {
-            let (unchanged, inputs) = unchangedBuild(started: started, stampCourse: stampCourse)
+        var stampedInputs: Background<IncrementalBuild.Inputs?>?
+        if incremental.hasRecord {
+            let (unchanged, inputs) = unchangedBuild(incremental, started: started, stampCourse: stampCourse)
             if let unchanged { return unchanged }
             stampedInputs = Background(finished: inputs)
         }
 
-        let course: Course
-        let export: OpenedExport
-        do {
-            (course, export) = try CourseLoader.open(coursePath, workers: options.jobs)
-        } catch {
-            throw .course(error)
-        }
+        let (course, export) = try openCourse(coursePath)
         defer { export.close() }
         let loaded = Date()
 
+        let out = options.outputFolder
+        let lock = try lockOutput()
+        defer { withExtendedLifetime(lock) {} }
+        // Every check that can refuse the build comes before anything in DIR or the state changes.
+        let previous = try previousPublish(of: course)
+        try refuseLinkedFolders(in: out)
+        try prepareStateFolder()
+        // From here the output may change; the state describes it again only once it is final.
+        incremental.forget()
+        removeTemporaryLeftovers(in: out, keeping: previous.archives)
+
+        var report = BuildReport(courseID: course.id, publishedAt: options.publishedAt.text, outputFolder: out)
+        let previousHashes = incremental.loadFileHashes()
+        let assets = AssetStore(
+            export: export.directory, course: course, writer: ZipWriter(level: options.compressionLevel),
+            previousHashes: previousHashes)
+        let (runtime, runtimeMissing) = PageRuntime.load(from: options.runtimeSource)
+        if let missing = runtimeMissing.first {
+            report.warnings.append(Diagnostic(
+                block: course.id, file: missing,
+                message: "the page runtime (jQuery, math) is not installed (\(PageRuntime.requiredPackages)): pages that need it list it in requires_network"))
+        }
+        let leaves = course.blocks.filter { !$0.isContainer }
+        let outcomes = packageBlocks(
+            leaves, of: course, export: export.directory, renderer: renderer, assets: assets, runtime: runtime,
+            previous: previous, progress: progress)
+
+        // One job means one thread, however many cores there are.
+        let pendingInputs = stampedInputs ?? (options.jobs > 1 ? Background(stampCourse) : Background(finished: stampCourse()))
+        var collected = collect(outcomes, of: leaves, course: course, previous: previous, into: &report)
+        var manifest = CourseManifest(courseID: course.id, publishedAt: options.publishedAt.text, generator: options.generator, blocks: collected.entries)
+        manifest.outline = course.blocks.filter(\.isContainer).map {
+            OutlineEntry(usageID: $0.usageID, type: $0.type, displayName: $0.displayName, children: $0.children)
+        }
+        if let runtime {
+            try publishRuntime(runtime, in: &manifest, previous: previous.manifest, writer: assets.writer, written: &collected.writtenFolders)
+        }
+        if let before = previous.manifest, before.blocks == manifest.blocks, before.outline == manifest.outline {
+            // Nothing changed: keep the previous publish time, so the file stays byte-identical.
+            manifest.publishedAt = before.publishedAt
+        }
+        try writeManifest(manifest, previous: previous.manifest, staged: collected.staged, writtenFolders: collected.writtenFolders)
+        let hashes = assets.hashCache
+        if hashes.records != previousHashes.records { incremental.save(hashes) }
+        report.counts.removed = removeUnnamedArchives(previous: previous.archives, manifest: manifest)
+
+        if let inputs = pendingInputs.value, !collected.failedWhileWriting {
+            incremental.record(RecordedBuild(report), inputs: inputs, workers: options.jobs)
+        }
+        let finished = Date()
+        report.durations.loadSeconds = loaded.timeIntervalSince(started)
+        report.durations.packageSeconds = finished.timeIntervalSince(loaded)
+        report.durations.totalSeconds = finished.timeIntervalSince(started)
+        return report
+    }
+
+    /// Everything besides the course that the output depends on: the program, its templates and
+    /// runtime, and every option that changes a byte.
+    private func inputSettings(renderer: BlockRenderer) -> [String] {
+        [
+            Version.current, renderer.fingerprint + "/" + PageRuntime.stamp(of: options.runtimeSource),
+            options.lmsURL ?? "-", "\(options.compressionLevel)", options.generator,
+        ]
+    }
+
+    /// The report of a build whose course, options, program and output are all exactly as the
+    /// last clean build left them (nil when anything differs or cannot be checked), and the
+    /// course's stamp, which a full build needs too.
+    private func unchangedBuild(
+        _ incremental: IncrementalBuild, started: Date, stampCourse: () -> IncrementalBuild.Inputs?
+    ) -> (BuildReport?, IncrementalBuild.Inputs?) {
+        guard let lock = try? lockOutput() else { return (nil, stampCourse()) }
+        return withExtendedLifetime(lock) {
+            let (recorded, inputs) = incremental.unchangedSummary(as: RecordedBuild.self, inputs: stampCourse)
+            guard let recorded else { return (nil, inputs) }
+            var report = recorded.report(publishedAt: options.publishedAt.text, outputFolder: options.outputFolder)
+            report.durations.totalSeconds = Date().timeIntervalSince(started)
+            return (report, inputs)
+        }
+    }
+
+    private func openCourse(_ coursePath: String) throws(BuildError) -> (Course, OpenedExport) {
+        do {
+            return try CourseLoader.open(coursePath, workers: options.jobs)
+        } catch {
+            throw .course(error)
+        }
+    }
+
+    /// The output folder, made if needed and locked (`flock` on the folder itself), so two
+    /// builds into one folder never interleave, whatever state folder each uses, and no lock
+    /// file is published.
+    private func lockOutput() throws(BuildError) -> FileLock {
         let out = options.outputFolder
         do {
             try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
@@ -55,10 +142,29 @@ public struct CoursePackager: Sendable {
             throw .output(path: out, reason: "cannot create the output folder")
         }
         guard access(out, W_OK) == 0 else { throw .output(path: out, reason: "the output folder is not writable") }
-        let lock = try OutputLock(folder: out, timeout: options.lockTimeout)
-        defer { withExtendedLifetime(lock) {} }
-        // Every check that can refuse the build comes before anything in DIR or the state changes.
-        let manifestPath = out + "/manifest.json"
+        do {
+            return try FileLock(.folder(out), waiting: .seconds(options.lockTimeout))
+        } catch .busy {
+            throw .busy(path: out, waited: options.lockTimeout)
+        } catch {
+            throw .output(path: out, reason: "\(error)")
+        }
+    }
+
+    /// The publish already in the output folder: its manifest and the archives it names.
+    struct PreviousPublish {
+        let manifest: CourseManifest?
+        let archives: Set<String>
+        let entries: [String: BlockEntry]
+        /// When the manifest was written: every archive it names was in place before then.
+        let written: Int64?
+    }
+
+    /// Reads the previous manifest, refusing a corrupt or newer one, another course's, or one
+    /// naming anything but `<type>/<name>.zip`: the build deletes what it names, so it is
+    /// checked as strictly as a server's manifest before anything it names is touched.
+    private func previousPublish(of course: Course) throws(BuildError) -> PreviousPublish {
+        let manifestPath = options.outputFolder + "/manifest.json"
         let previous: CourseManifest?
         do {
             previous = try ManifestFile.read(manifestPath)
@@ -68,80 +174,81 @@ public struct CoursePackager: Sendable {
         if let previous, previous.courseID != course.id {
             throw .output(path: manifestPath, reason: "belongs to \(previous.courseID), not \(course.id); use another --out")
         }
-        let previousArchives = Set((previous?.blocks ?? []).compactMap(\.archive) + [previous?.runtime?.archive].compactMap { $0 })
-        // The build deletes what the previous manifest names: it is checked as strictly as a
-        // server's manifest before anything it names is touched.
-        if let unsafe = previousArchives.sorted().first(where: { !ArchivePaths.isSafe($0) }) {
+        let archives = Set((previous?.blocks ?? []).compactMap(\.archive) + [previous?.runtime?.archive].compactMap { $0 })
+        if let unsafe = archives.sorted().first(where: { !Staging.isPublishable($0) }) {
             throw .output(path: manifestPath, reason: "names \"\(unsafe)\" as an archive, which is not of the form <type>/<name>.zip; refusing to touch what it names")
         }
-        // A type folder that is a link would put archives (and their deletion) outside DIR.
+        return PreviousPublish(
+            manifest: previous, archives: archives,
+            entries: Dictionary((previous?.blocks ?? []).map { ($0.usageID, $0) }, uniquingKeysWith: { a, _ in a }),
+            written: FileStamp.of(manifestPath)?.modified)
+    }
+
+    /// A type folder that is a link would put archives (and their deletion) outside DIR.
+    private func refuseLinkedFolders(in out: String) throws(BuildError) {
         for name in ((try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []).sorted() {
             var info = stat()
             if lstat(out + "/" + name, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK {
                 throw .output(path: out + "/" + name, reason: "is a symbolic link; everything a build writes stays inside the output folder, so it must be a real folder or file")
             }
         }
-        let state = try prepareStateFolder()
-        // From here the output may change; the state describes it again only once it is final.
-        BuildState.remove(from: state)
-        removeTemporaryLeftovers(in: out, keeping: previousArchives)
+    }
 
-        var report = BuildReport(courseID: course.id, publishedAt: options.publishedAt, outputFolder: out)
-        let leaves = course.blocks.filter { !$0.isContainer }
-        let previousEntries = Dictionary((previous?.blocks ?? []).map { ($0.usageID, $0) }, uniquingKeysWith: { a, _ in a })
-        let previousHashes = HashCache.load(from: state)
-        let assets = AssetStore(
-            export: export.directory, course: course, writer: ZipWriter(level: options.compressionLevel),
-            previousHashes: previousHashes)
-        let pages = PagePlan(course: course, export: export.directory, renderer: renderer, workers: options.jobs)
-        let (runtime, runtimeMissing) = PageRuntime.load(from: options.runtimeSource)
-        if !runtimeMissing.isEmpty {
-            report.warnings.append(Diagnostic(
-                block: course.id, file: runtimeMissing[0],
-                message: "the page runtime (jQuery, math) is not installed (\(PageRuntime.requiredPackages)): pages that need it list it in requires_network"))
-        }
+    /// Renders and archives every leaf on `--jobs` workers, after `PagePlan` has decided what
+    /// each page needs to know of the others.
+    private func packageBlocks(
+        _ leaves: [Block], of course: Course, export: ExportDirectory, renderer: BlockRenderer, assets: AssetStore,
+        runtime: PageRuntime?, previous: PreviousPublish, progress: @Sendable (Int, Int) -> Void
+    ) -> [BlockOutcome] {
+        let pages = PagePlan(course: course, export: export, renderer: renderer, workers: options.jobs)
         let packager = BlockPackager(
-            course: course, export: export.directory,
-            renderer: renderer,
-            assets: assets,
-            options: options, previous: previousEntries, jumpTargets: pages.jumpTargets, onlineTargets: pages.onlineTargets,
+            course: course, export: export, renderer: renderer, assets: assets,
+            options: options, previous: previous.entries, jumpTargets: pages.jumpTargets, onlineTargets: pages.onlineTargets,
             unitHeads: pages.unitHeads, runtime: runtime,
-            publishedArchives: previousArchives, previousManifestWritten: FileStamp.of(manifestPath)?.modified)
-
+            publishedArchives: previous.archives, previousManifestWritten: previous.written)
         for folder in Set(leaves.map { ArchiveNaming.component($0.type) }).sorted() {
-            try? FileManager.default.createDirectory(atPath: out + "/" + folder, withIntermediateDirectories: true)
+            try? FileManager.default.createDirectory(atPath: options.outputFolder + "/" + folder, withIntermediateDirectories: true)
         }
-        let outcomes = leaves.parallelMap(workers: options.jobs, progress: progress) { packager.package($0) }
+        return leaves.parallelMap(workers: options.jobs, progress: progress) { packager.package($0) }
+    }
 
-        // One job means one thread, however many cores there are.
-        let pendingInputs = stampedInputs ?? (options.jobs > 1 ? Background(stampCourse) : Background(finished: stampCourse()))
+    /// The blocks' outcomes gathered into manifest entries and the report.
+    struct CollectedOutcomes {
         var entries: [BlockEntry] = []
+        /// Entries whose new archive waits beside the published one, to be swapped in.
         var staged: [(entry: Int, path: String)] = []
-        // A block that failed for want of disk space or the like is tried again next time.
+        /// A block that failed for want of disk space or the like is tried again next time.
         var failedWhileWriting = false
-        // Folders that received a new name: synced before any manifest names what is in them.
+        /// Folders that received a new name: synced before any manifest names what is in them.
         var writtenFolders = Set<String>()
+    }
+
+    private func collect(
+        _ outcomes: [BlockOutcome], of leaves: [Block], course: Course, previous: PreviousPublish, into report: inout BuildReport
+    ) -> CollectedOutcomes {
+        let out = options.outputFolder
+        var collected = CollectedOutcomes()
         for (block, outcome) in zip(leaves, outcomes) {
             switch outcome {
             case .built(let entry, let stagedAt, let warnings):
                 report.counts.built += 1
                 report.warnings += warnings
-                if let stagedAt { staged.append((entries.count, stagedAt)) }
-                if let written = stagedAt ?? entry.archive { writtenFolders.insert(DurableFile.folder(of: out + "/" + written)) }
-                entries.append(entry)
+                if let stagedAt { collected.staged.append((collected.entries.count, stagedAt)) }
+                if let written = stagedAt ?? entry.archive { collected.writtenFolders.insert(DurableFile.folder(of: out + "/" + written)) }
+                collected.entries.append(entry)
             case .reused(let entry, let warnings):
                 report.counts.reused += 1
                 report.warnings += warnings
-                entries.append(entry)
+                collected.entries.append(entry)
             case .onlineOnly(let entry):
                 report.counts.offlineFalse += 1
-                entries.append(entry)
+                collected.entries.append(entry)
             case .failed(let diagnostic, let fromInputs):
                 report.counts.failed += 1
-                if !fromInputs { failedWhileWriting = true }
+                if !fromInputs { collected.failedWhileWriting = true }
                 report.errors.append(diagnostic)
                 // The block's last good publish stays available.
-                if let before = previousEntries[block.usageID] { entries.append(before) }
+                if let before = previous.entries[block.usageID] { collected.entries.append(before) }
             }
         }
         for issue in course.issues {
@@ -151,33 +258,39 @@ public struct CoursePackager: Sendable {
         report.warnings += course.warnings.map { Diagnostic(block: $0.usageID, file: $0.file, message: $0.message) }
         // When part of the tree could not be read, a block missing from this build may still
         // exist: keep everything the previous publish had rather than delete it.
-        let present = Set(entries.map(\.usageID))
+        let present = Set(collected.entries.map(\.usageID))
         if !course.issues.isEmpty {
-            entries += (previous?.blocks ?? []).filter { !present.contains($0.usageID) }
+            collected.entries += (previous.manifest?.blocks ?? []).filter { !present.contains($0.usageID) }
         }
-        report.counts.blocks = entries.count
+        report.counts.blocks = collected.entries.count
+        return collected
+    }
 
-        var manifest = CourseManifest(courseID: course.id, publishedAt: options.publishedAt, generator: options.generator, blocks: entries)
-        manifest.outline = course.blocks.filter(\.isContainer).map {
-            OutlineEntry(usageID: $0.usageID, type: $0.type, displayName: $0.displayName, children: $0.children)
+    /// The shared runtime archive, written once when some page uses it.
+    private func publishRuntime(
+        _ runtime: PageRuntime, in manifest: inout CourseManifest, previous: CourseManifest?, writer: ZipWriter,
+        written writtenFolders: inout Set<String>
+    ) throws(BuildError) {
+        guard let name = manifest.blocks.lazy.compactMap(\.runtime).first, name == runtime.archivePath else { return }
+        let out = options.outputFolder
+        do {
+            let (published, written) = try runtime.publish(into: out, writer: writer, previous: previous?.runtime)
+            manifest.runtime = published
+            if written { writtenFolders.insert(out + "/runtime") }
+        } catch {
+            throw .output(path: out + "/" + runtime.archivePath, reason: "cannot write the runtime archive: \(error)")
         }
-        if let runtime, let name = entries.lazy.compactMap(\.runtime).first, name == runtime.archivePath {
-            do {
-                let (published, written) = try runtime.publish(into: out, writer: assets.writer, previous: previous?.runtime)
-                manifest.runtime = published
-                if written { writtenFolders.insert(out + "/runtime") }
-            } catch {
-                throw .output(path: out + "/" + runtime.archivePath, reason: "cannot write the runtime archive: \(error)")
-            }
-        }
-        if let previous, previous.blocks == manifest.blocks, previous.outline == manifest.outline {
-            // Nothing changed: keep the previous publish time, so the file stays byte-identical.
-            manifest.publishedAt = previous.publishedAt
-        }
-        // Every archive's data was synced before it got its name (ZipWriter); its folder is
-        // synced here, before a manifest naming it replaces the old one, and the manifest is
-        // synced before its rename: after a power cut, the manifest on disk names only
-        // archives whose bytes are on disk too.
+    }
+
+    /// Every archive's data was synced before it got its name (ZipWriter); its folder is synced
+    /// here, before a manifest naming it replaces the old one, and the manifest is synced before
+    /// its rename: after a power cut, the manifest on disk names only archives whose bytes are
+    /// on disk too. Staged archives are named by an interim manifest, then swapped in.
+    private func writeManifest(
+        _ manifest: CourseManifest, previous: CourseManifest?, staged: [(entry: Int, path: String)], writtenFolders: Set<String>
+    ) throws(BuildError) {
+        let out = options.outputFolder
+        let manifestPath = out + "/manifest.json"
         // DIR itself too: it may hold type folders made by this build.
         try Self.syncFolders(writtenFolders.isEmpty ? [] : writtenFolders.union([out]))
         do {
@@ -205,73 +318,33 @@ public struct CoursePackager: Sendable {
             throw .output(path: manifestPath, reason: "\(error)")
         }
         for (_, path) in staged { unlink(out + "/" + path) }
-        let hashes = assets.hashCache
-        if hashes.records != previousHashes.records { hashes.save(to: state) }
+    }
 
-        let kept = Set(entries.compactMap(\.archive) + entries.compactMap(\.runtime) + [manifest.runtime?.archive].compactMap { $0 })
+    /// Archives of removed blocks (and a replaced runtime) go only after the manifest that no
+    /// longer names them is in place. Returns how many were removed.
+    private func removeUnnamedArchives(previous: Set<String>, manifest: CourseManifest) -> Int {
+        let out = options.outputFolder
+        let kept = Set(manifest.blocks.compactMap(\.archive) + manifest.blocks.compactMap(\.runtime) + [manifest.runtime?.archive].compactMap { $0 })
+        var removed = 0
         var emptied = Set<String>()
-        for stale in previousArchives.subtracting(kept).sorted() {
+        for stale in previous.subtracting(kept).sorted() {
             // unlink, not a recursive remove: an archive is a file, never a folder.
-            guard ArchivePaths.isSafe(stale) else { continue }
+            guard Staging.isPublishable(stale) else { continue }
             if unlink(out + "/" + stale) == 0 {
-                report.counts.removed += 1
+                removed += 1
                 emptied.insert(DurableFile.folder(of: out + "/" + stale))
             }
         }
         // A removal lost in a power cut would leave an archive no manifest names, forever.
         try? Self.syncFolders(emptied)
         Self.removeEmptyFolders(in: out)
-
-        if let inputs = pendingInputs.value, inputs.settled, !failedWhileWriting,
-            let outputs = BuildState.outputs(in: out, workers: options.jobs)
-        {
-            BuildState(
-                inputs: inputs.key, outputs: outputs, courseID: course.id, blocks: report.counts.blocks,
-                offlineFalse: report.counts.offlineFalse, warnings: report.warnings,
-                failed: report.counts.failed, errors: report.errors
-            ).save(to: state)
-        }
-
-        let finished = Date()
-        report.durations.loadSeconds = loaded.timeIntervalSince(started)
-        report.durations.packageSeconds = finished.timeIntervalSince(loaded)
-        report.durations.totalSeconds = finished.timeIntervalSince(started)
-        return report
-    }
-
-    /// The report of a build whose course, options, program and output are all exactly as the
-    /// last clean build left them (nil when anything differs or cannot be checked), and the
-    /// course's stamp, which a full build needs too. The output is walked on another thread
-    /// while the course is stamped on this one.
-    private func unchangedBuild(
-        started: Date, stampCourse: () -> (key: String, settled: Bool)?
-    ) -> (BuildReport?, (key: String, settled: Bool)?) {
-        let out = options.outputFolder
-        guard let lock = try? OutputLock(folder: out, timeout: options.lockTimeout) else { return (nil, stampCourse()) }
-        return withExtendedLifetime(lock) {
-            let outputs = Background { BuildState.outputs(in: out) }
-            let inputs = stampCourse()
-            let outputsNow = outputs.value
-            guard let state = BuildState.load(from: options.stateFolder), let inputs, state.inputs == inputs.key, outputsNow == state.outputs else {
-                return (nil, inputs)
-            }
-            var report = BuildReport(courseID: state.courseID, publishedAt: options.publishedAt, outputFolder: out)
-            report.counts.blocks = state.blocks
-            report.counts.reused = state.blocks - state.offlineFalse
-            report.counts.offlineFalse = state.offlineFalse
-            report.warnings = state.warnings
-            report.counts.failed = state.failed
-            report.errors = state.errors
-            report.inputsUnchanged = true
-            report.durations.totalSeconds = Date().timeIntervalSince(started)
-            return (report, inputs)
-        }
+        return removed
     }
 
     /// The state folder, made if needed; never inside the output folder, which a web server or
     /// a bucket copy would publish whole. Files an older coursepack kept in the output folder
     /// itself are removed: the published folder ends up holding only what the manifest names.
-    private func prepareStateFolder() throws(BuildError) -> String {
+    private func prepareStateFolder() throws(BuildError) {
         let out = options.outputFolder
         let state = options.stateFolder
         let existed = access(state, F_OK) == 0
@@ -286,10 +359,9 @@ public struct CoursePackager: Sendable {
             if !existed { rmdir(state) }
             throw .invalidOption("--state-dir \(state) is inside --out \(out): everything there is published; choose a folder outside it")
         }
-        for legacy in [HashCache.legacyFileName, BuildState.legacyFileName, ".coursepack.lock"] {
+        for legacy in IncrementalBuild.legacyFileNames + [".coursepack.lock"] {
             unlink(out + "/" + legacy)
         }
-        return state
     }
 
     static func realPath(_ path: String) -> String? {
@@ -347,51 +419,5 @@ public struct CoursePackager: Sendable {
                 unlink(folder + "/" + top + "/" + name)
             }
         }
-    }
-}
-
-/// A value computed on another thread while the caller goes on; `value` waits for it.
-final class Background<T: Sendable>: Sendable {
-    private let result: Mutex<T?>
-    private let done = DispatchSemaphore(value: 0)
-
-    init(_ work: @escaping @Sendable () -> T) {
-        result = Mutex(nil)
-        DispatchQueue.global().async { [self] in
-            result.withLock { $0 = work() }
-            done.signal()
-        }
-    }
-
-    init(finished value: T) {
-        result = Mutex(value)
-        done.signal()
-    }
-
-    var value: T {
-        done.wait()
-        defer { done.signal() }
-        // Set before the semaphore is signalled.
-        return result.withLock { $0 }!
-    }
-}
-
-enum ArchivePaths {
-    /// An archive path a manifest may name: `<type>/<name>.zip` (or, in a manifest a killed build
-    /// left mid-staging, its staged copy `<type>/.<name>.zip.staged-<hash>`): two plain components,
-    /// so it can never be the manifest, a type folder, a dot file or anything outside the folder.
-    static func isSafe(_ path: String) -> Bool {
-        guard (try? EntryName.validate(path)) != nil else { return false }
-        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 2, isPlain(parts[0]) else { return false }
-        var name = parts[1]
-        if name.hasPrefix("."), let marker = name.range(of: Staging.marker) {
-            name = name[name.index(after: name.startIndex)..<marker.lowerBound]
-        }
-        return name.count > 4 && name.hasSuffix(".zip") && isPlain(name)
-    }
-
-    private static func isPlain(_ part: Substring) -> Bool {
-        !part.isEmpty && !part.hasPrefix(".") && part.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "_-~.".contains($0)) }
     }
 }

@@ -1,3 +1,4 @@
+import FileSystem
 import BlockRenderer
 import CourseExport
 import ParallelMap
@@ -26,7 +27,7 @@ struct PagePlan: Sendable {
         var online: [String: String] = [:]
         for (block, fact) in zip(leaves, facts) {
             guard fact.hasPage else { continue }
-            let folder = ArchiveNaming.folder(ofArchive: ArchiveNaming.archivePath(type: block.type, urlName: block.urlName))
+            let folder = ArchiveNaming.folderPath(type: block.type, urlName: block.urlName)
             firstPage[block.usageID] = folder
             for parent in block.parents where firstPage[parent] == nil { firstPage[parent] = folder }
         }

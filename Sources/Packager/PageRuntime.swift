@@ -1,3 +1,4 @@
+import FileSystem
 import BlockRenderer
 import Crypto
 import Foundation
@@ -47,9 +48,9 @@ struct PageRuntime: Sendable {
         var hasher = SHA256()
         hasher.update(data: Array("coursepack-runtime-v1\n".utf8))
         for (name, bytes) in files {
-            hasher.update(data: Array("\(name)\n\(Digest.hex(SHA256.hash(data: bytes)))\n".utf8))
+            hasher.update(data: Array("\(name)\n\(SHA256Hex.of(bytes))\n".utf8))
         }
-        return (PageRuntime(files: files, contentHash: Digest.hex(hasher.finalize())), [])
+        return (PageRuntime(files: files, contentHash: SHA256Hex.hex(hasher.finalize())), [])
     }
 
     /// Sizes and times of the files `load` reads, so an unchanged build notices a package update
@@ -82,7 +83,7 @@ struct PageRuntime: Sendable {
     func publish(into folder: String, writer: ZipWriter, previous: RuntimeArchive?) throws -> (RuntimeArchive, written: Bool) {
         let path = folder + "/" + archivePath
         if let previous, previous.archive == archivePath, previous.contentHash == contentHash,
-            FileStamp.of(path)?.size == previous.size, (try? Digest.file(path)) == previous.sha256
+            FileStamp.of(path)?.size == previous.size, (try? SHA256Hex.ofFile(path)) == previous.sha256
         {
             return (previous, false)
         }
@@ -91,7 +92,7 @@ struct PageRuntime: Sendable {
         let written = try writer.write(files.map { ZipEntry(name: $0.name, source: .bytes($0.bytes)) }, to: path) {
             hasher.update(bufferPointer: $0)
         }
-        let sha256 = written.observedAll ? Digest.hex(hasher.finalize()) : try Digest.file(path)
+        let sha256 = written.observedAll ? SHA256Hex.hex(hasher.finalize()) : try CourseFileDigest.archive(path)
         return (RuntimeArchive(archive: archivePath, size: written.size, sha256: sha256, contentHash: contentHash), true)
     }
 

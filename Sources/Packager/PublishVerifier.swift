@@ -1,3 +1,4 @@
+import FileSystem
 import Foundation
 import Manifest
 import ZipArchive
@@ -41,7 +42,7 @@ public enum PublishVerifier {
             }
             if !seen.insert(block.usageID).inserted { problem("listed twice in the manifest") }
             guard let archive = block.archive else { continue }
-            guard ArchivePaths.isSafe(archive) else {
+            guard Staging.isPublishable(archive) else {
                 problem("archive path escapes the folder")
                 continue
             }
@@ -53,7 +54,7 @@ public enum PublishVerifier {
             }
             if size != block.size { problem("archive is \(size) bytes, the manifest says \(block.size.map(String.init) ?? "nothing")") }
             do {
-                let digest = try Digest.archive(file)
+                let digest = try CourseFileDigest.archive(file)
                 if digest != block.sha256 { problem("sha256 is \(digest), the manifest says \(block.sha256 ?? "nothing")") }
                 let reader = try ZipReader(path: file)
                 try reader.verify()

@@ -1,3 +1,4 @@
+import FileSystem
 import Foundation
 import Manifest
 
@@ -23,6 +24,17 @@ enum Staging {
 
     static func isStaged(_ path: String) -> Bool { path.contains(marker) }
 
+    /// An archive path a manifest this build wrote may name: `<type>/<name>.zip`, or (in a
+    /// manifest a killed build left mid-staging) its staged copy `<type>/.<name>.zip.staged-<hash>`.
+    static func isPublishable(_ path: String) -> Bool {
+        guard let slash = path.firstIndex(of: "/") else { return false }
+        var name = path[path.index(after: slash)...]
+        if name.hasPrefix("."), let staged = name.range(of: marker) {
+            name = name[name.index(after: name.startIndex)..<staged.lowerBound]
+        }
+        return ArchivePath.isWellFormed(String(path[..<slash]) + "/" + name)
+    }
+
     static func pointing(_ entry: BlockEntry, at path: String) -> BlockEntry {
         var copy = entry
         copy.archive = path
@@ -32,7 +44,7 @@ enum Staging {
 
     /// Puts the staged file at `final` atomically; the staged name stays valid until removed.
     static func promote(_ staged: String, to final: String) throws {
-        let temporary = final + ".tmp-\(getpid())-promote"
+        let temporary = DurableFile.temporaryPath(beside: final)
         unlink(temporary)
         if link(staged, temporary) != 0 {
             // File systems without hard links: a copy is as good, only slower, once its data

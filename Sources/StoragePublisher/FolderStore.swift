@@ -1,4 +1,4 @@
-import Crypto
+import FileSystem
 import Foundation
 
 /// A web root or a mounted share. Every file is written to a temporary name in its folder,
@@ -27,24 +27,20 @@ public struct FolderStore: ObjectStore {
     }
 
     public func put(_ key: String, file source: String, metadata: ObjectMetadata) async throws(StoreError) {
-        try write(key) { temporary throws(StoreError) in
-            guard let input = fopen(source, "rb") else { throw .file(path: source, reason: "cannot be read: \(String(cString: strerror(errno)))") }
-            defer { fclose(input) }
-            var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        try write(key) { out throws(FileError) in
+            let input = try InputFile(path: source)
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: fileChunkSize, alignment: 16)
+            defer { buffer.deallocate() }
             while true {
-                let count = fread(&buffer, 1, buffer.count, input)
+                let count = try input.read(into: buffer)
                 if count == 0 { break }
-                guard fwrite(buffer, 1, count, temporary) == count else { throw .file(path: root + "/" + key, reason: "cannot be written: \(String(cString: strerror(errno)))") }
+                try out.write(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
             }
-            guard ferror(input) == 0 else { throw .file(path: source, reason: "read failed") }
         }
     }
 
     public func put(_ key: String, data: Data, metadata: ObjectMetadata) async throws(StoreError) {
-        try write(key) { temporary throws(StoreError) in
-            let written = data.withUnsafeBytes { fwrite($0.baseAddress, 1, data.count, temporary) }
-            guard written == data.count else { throw .file(path: root + "/" + key, reason: "cannot be written: \(String(cString: strerror(errno)))") }
-        }
+        try write(key) { out throws(FileError) in try out.write(Array(data)) }
     }
 
     public func copy(_ source: String, to key: String, metadata: ObjectMetadata) async throws(StoreError) {
@@ -56,53 +52,40 @@ public struct FolderStore: ObjectStore {
         guard unlink(path) == 0 || errno == ENOENT else { throw .file(path: path, reason: "cannot be deleted: \(String(cString: strerror(errno)))") }
     }
 
-    private func write(_ key: String, _ body: (UnsafeMutablePointer<FILE>) throws(StoreError) -> Void) throws(StoreError) {
+    /// Durable before it is visible: the file is synced under a temporary name, renamed into
+    /// place and its folder synced, so a crash never leaves an empty or partial file.
+    private func write(_ key: String, _ body: (OutputFile) throws(FileError) -> Void) throws(StoreError) {
         let path = root + "/" + key
-        let folder = (path as NSString).deletingLastPathComponent
+        let folder = DurableFile.folder(of: path)
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         } catch {
             throw .file(path: folder, reason: "cannot be created: \(error.localizedDescription)")
         }
-        let temporary = folder + "/.\((path as NSString).lastPathComponent).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        guard let handle = fopen(temporary, "wb") else { throw .file(path: temporary, reason: "cannot be created: \(String(cString: strerror(errno)))") }
-        do {
-            try body(handle)
+        let temporary = DurableFile.temporaryPath(beside: path)
+        do throws(FileError) {
+            let out = try OutputFile(creating: temporary)
+            do throws(FileError) {
+                try body(out)
+                try out.sync()
+                try out.close()
+            } catch {
+                try? out.close()
+                throw error
+            }
+            guard rename(temporary, path) == 0 else { throw FileError(path: path, operation: "rename", errno: errno) }
+            try DurableFile.syncFolder(folder)
         } catch {
-            fclose(handle)
             unlink(temporary)
-            throw error
-        }
-        // Durable before it is visible: a crash after the rename never leaves an empty file.
-        guard fflush(handle) == 0, fsync(fileno(handle)) == 0 else {
-            let reason = String(cString: strerror(errno))
-            fclose(handle)
-            unlink(temporary)
-            throw .file(path: path, reason: "cannot be flushed: \(reason)")
-        }
-        fclose(handle)
-        guard rename(temporary, path) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary)
-            throw .file(path: path, reason: "cannot be renamed into place: \(reason)")
-        }
-        if let directory = opendir(folder) {
-            fsync(dirfd(directory))
-            closedir(directory)
+            throw .file(path: error.path, reason: "\(error.operation) failed: \(String(cString: strerror(error.errno)))")
         }
     }
 
     static func sha256(of path: String) throws(StoreError) -> String {
-        guard let input = fopen(path, "rb") else { throw .file(path: path, reason: "cannot be read: \(String(cString: strerror(errno)))") }
-        defer { fclose(input) }
-        var hasher = SHA256()
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        while true {
-            let count = fread(&buffer, 1, buffer.count, input)
-            if count == 0 { break }
-            buffer.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+        do {
+            return try SHA256Hex.ofFile(path)
+        } catch {
+            throw .file(path: path, reason: "cannot be read: \(String(cString: strerror(error.errno)))")
         }
-        guard ferror(input) == 0 else { throw .file(path: path, reason: "read failed") }
-        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
     }
 }

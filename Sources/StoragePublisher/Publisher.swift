@@ -1,4 +1,5 @@
 import Crypto
+import FileSystem
 import Foundation
 import Manifest
 
@@ -230,7 +231,7 @@ public struct Publisher: Sendable {
 
     private func putManifest(_ data: Data, report: inout PublishReport) async throws(StoreError) {
         let metadata = ObjectMetadata(
-            contentType: "application/json", cacheControl: options.cacheControlManifest, size: UInt64(data.count), sha256: Self.hex(SHA256.hash(data: data)))
+            contentType: "application/json", cacheControl: options.cacheControlManifest, size: UInt64(data.count), sha256: SHA256Hex.of(data))
         try await store.put("manifest.json", data: data, metadata: metadata)
         report.writes.append("PUT manifest.json")
         report.manifestUploaded = true
@@ -238,7 +239,7 @@ public struct Publisher: Sendable {
 
     private func putRecord(_ record: PublishRecord, report: inout PublishReport) async throws(StoreError) {
         let data = record.encoded()
-        let metadata = ObjectMetadata(contentType: "application/json", cacheControl: "no-store", size: UInt64(data.count), sha256: Self.hex(SHA256.hash(data: data)))
+        let metadata = ObjectMetadata(contentType: "application/json", cacheControl: "no-store", size: UInt64(data.count), sha256: SHA256Hex.of(data))
         try await store.put(PublishRecord.key, data: data, metadata: metadata)
         report.writes.append("PUT \(PublishRecord.key)")
     }
@@ -337,9 +338,5 @@ public struct Publisher: Sendable {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return formatter.date(from: text)
-    }
-
-    static func hex<D: Sequence>(_ bytes: D) -> String where D.Element == UInt8 {
-        bytes.map { String(format: "%02x", $0) }.joined()
     }
 }

@@ -1,5 +1,6 @@
 import AWSSigV4
 import Crypto
+import FileSystem
 import Foundation
 
 #if canImport(FoundationNetworking)
@@ -133,7 +134,7 @@ public struct S3Store: ObjectStore {
                     throw StoreError.file(path: path, reason: "cannot be read: \(error.localizedDescription)")
                 }
                 guard chunk.count == length else { throw StoreError.file(path: path, reason: "changed while it was uploaded") }
-                let hash = SHA256.hash(data: chunk).map { String(format: "%02x", $0) }.joined()
+                let hash = SHA256Hex.of(chunk)
                 let answer = try await send(
                     "PUT", key: key, query: [("partNumber", String(number)), ("uploadId", uploadID)], body: .data(chunk), payloadHash: hash,
                     operation: "upload part \(number) of \(key)")
@@ -145,7 +146,7 @@ public struct S3Store: ObjectStore {
             let body = Data("<CompleteMultipartUpload>\(list)</CompleteMultipartUpload>".utf8)
             let completed = try await send(
                 "POST", key: key, query: [("uploadId", uploadID)], headers: [("content-type", "application/xml")], body: .data(body),
-                payloadHash: Self.hex(SHA256.hash(data: body)), operation: "complete multipart upload of \(key)")
+                payloadHash: SHA256Hex.of(body), operation: "complete multipart upload of \(key)")
             // S3 may answer 200 and still report the failure in the body.
             if let code = Self.xmlValue("Code", in: completed.body) {
                 throw StoreError.http(location: location, operation: "complete multipart upload of \(key)", status: completed.status, code: code, message: Self.xmlValue("Message", in: completed.body) ?? "")
@@ -266,9 +267,5 @@ public struct S3Store: ObjectStore {
         let text = String(decoding: data, as: UTF8.self)
         guard let open = text.range(of: "<\(name)>"), let close = text.range(of: "</\(name)>", range: open.upperBound..<text.endIndex) else { return nil }
         return String(text[open.upperBound..<close.lowerBound])
-    }
-
-    static func hex<D: Sequence>(_ bytes: D) -> String where D.Element == UInt8 {
-        bytes.map { String(format: "%02x", $0) }.joined()
     }
 }

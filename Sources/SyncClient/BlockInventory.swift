@@ -1,3 +1,4 @@
+import FileSystem
 import Foundation
 import Manifest
 import ZipArchive
@@ -29,7 +30,7 @@ public struct BlockInventory: Sendable, Equatable {
     func write(to path: String) throws {
         try FileManager.default.createDirectory(atPath: DurableFile.folder(of: path), withIntermediateDirectories: true)
         let text = files.map { "\(String($0.crc32, radix: 16))\t\($0.size)\t\($0.name)\n" }.joined()
-        try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+        try DurableFile.replace(path, with: Array(text.utf8))
     }
 
     /// Nil when there is no inventory or it cannot be read: the block's state is unknown.
@@ -76,9 +77,6 @@ extension SyncClient {
         try ManifestValidation.check(manifest, source: source.location(of: "manifest.json"))
         return manifest
     }
-
-    /// `html/x.zip` → `html/x`, or nil for a path a client must not unpack.
-    public static func installFolder(ofArchive archive: String) -> String? { ManifestValidation.installFolder(of: archive) }
 
     /// The runtime archive as the block-like entry a sync plans and installs.
     public static func runtimeEntry(of manifest: CourseManifest) -> BlockEntry? {

@@ -1,5 +1,4 @@
 import Manifest
-import ZipArchive
 
 /// A server's manifest is untrusted: before anything is downloaded, every archive path must
 /// stay inside the target, ids must be unique, and sizes and hashes must be plausible.
@@ -11,7 +10,7 @@ enum ManifestValidation {
         var ids = Set<String>()
         var folders = Set<String>()
         if let runtime = manifest.runtime {
-            guard let folder = installFolder(of: runtime.archive), folder.hasPrefix("runtime/"), folder.split(separator: "/").count == 2 else {
+            guard let folder = ArchivePath.installFolder(of: runtime.archive), folder.hasPrefix("runtime/"), folder.split(separator: "/").count == 2 else {
                 throw refuse("the runtime archive has an unsafe path \"\(runtime.archive)\"")
             }
             folders.insert(folder.lowercased())
@@ -22,7 +21,7 @@ enum ManifestValidation {
         for block in manifest.blocks {
             guard ids.insert(block.usageID).inserted else { throw refuse("block \(block.usageID) is listed twice") }
             guard let archive = block.archive, block.offline != false else { continue }
-            guard let folder = installFolder(of: archive) else {
+            guard let folder = ArchivePath.installFolder(of: archive) else {
                 throw refuse("block \(block.usageID) has an unsafe archive path \"\(archive)\"")
             }
             guard folders.insert(folder.lowercased()).inserted else {
@@ -35,22 +34,5 @@ enum ManifestValidation {
                 throw refuse("block \(block.usageID) has no valid sha256")
             }
         }
-    }
-
-    /// `html/x.zip` → `html/x`: a relative path of plain components, none hidden (the client's
-    /// own state lives in dot-folders) and none `..`; nil when the path is not like that.
-    /// Exactly two components, `<type>/<name>`: a block's folder can never be a type folder (a
-    /// server naming `html.zip` would otherwise swap out every installed html block), nor lie
-    /// inside another block's folder.
-    static func installFolder(of archive: String) -> String? {
-        guard archive.hasSuffix(".zip"), (try? EntryName.validate(archive)) != nil else { return nil }
-        let folder = String(archive.dropLast(4))
-        let parts = folder.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 2,
-            parts.allSatisfy({ part in
-                !part.isEmpty && !part.hasPrefix(".") && part.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "_-~.".contains($0)) }
-            })
-        else { return nil }
-        return folder
     }
 }

@@ -1,5 +1,5 @@
-import CFileCalls
 import Crypto
+import FileSystem
 import Foundation
 import Manifest
 import ZipArchive
@@ -99,7 +99,15 @@ public struct SyncClient: Sendable {
         try makeFolder(options.target)
         try makeFolder(stateFolder)
         try makeFolder(stateFolder + "/downloads")
-        let lock = try SyncLock(path: stateFolder + "/lock")
+        let lock: FileLock
+        do {
+            // Serializes syncs into one target.
+            lock = try FileLock(.lockFile(stateFolder + "/lock"), waiting: .none)
+        } catch .busy(let path) {
+            throw .local(path: path, reason: "another sync into this folder is running")
+        } catch {
+            throw .local(path: stateFolder + "/lock", reason: "\(error)")
+        }
         defer { withExtendedLifetime(lock) {} }
 
         let (server, notModified, remember): (CourseManifest, Bool, @Sendable (String) -> Void)
@@ -178,7 +186,7 @@ public struct SyncClient: Sendable {
         remember(stateFolder)
 
         for block in summary.plan.removed {
-            guard let archive = block.archive, let folder = ManifestValidation.installFolder(of: archive) else { continue }
+            guard let archive = block.archive, let folder = ArchivePath.installFolder(of: archive) else { continue }
             ZipReader.removeTree(options.target + "/" + folder)
             summary.removedBlocks += 1
         }
@@ -204,7 +212,7 @@ public struct SyncClient: Sendable {
 
     private func makePlan(_ server: CourseManifest, installed: CourseManifest?) -> SyncPlan {
         SyncPlan(server: server, installed: installed, selection: options.selection, emptySelectionMeansAll: options.emptySelectionMeansAll) { entry in
-            guard let archive = entry.archive, let folder = ManifestValidation.installFolder(of: archive) else { return false }
+            guard let archive = entry.archive, let folder = ArchivePath.installFolder(of: archive) else { return false }
             var info = stat()
             return stat(options.target + "/" + folder, &info) == 0
         }
@@ -220,7 +228,7 @@ public struct SyncClient: Sendable {
 
     /// Downloads, verifies and swaps in one block; returns the bytes transferred.
     private func install(_ block: BlockEntry, budget: UnpackBudget) async -> Result<UInt64, SyncError> {
-        guard let archive = block.archive, let folder = ManifestValidation.installFolder(of: archive),
+        guard let archive = block.archive, let folder = ArchivePath.installFolder(of: archive),
             let sha = block.sha256, let size = block.size
         else { return .failure(.unsafeManifest(source: options.source.description, reason: "block \(block.usageID) cannot be installed")) }
         guard !budget.isExhausted else { return .failure(.unpackBudget(archive: archive, limit: budget.limit)) }
@@ -272,7 +280,7 @@ public struct SyncClient: Sendable {
             return .failure(.verification(archive: archive, reason: "\(error); the installed version is kept"))
         }
         let final = options.target + "/" + folder
-        if coursepack_exchange_paths(staging, final) == 0 {
+        if DurableFile.exchange(staging, final) {
             ZipReader.removeTree(staging)
         } else if rename(staging, final) != 0 {
             // Not on Linux, or nothing installed yet where EXCHANGE needs both: move the old aside.
@@ -295,11 +303,11 @@ public struct SyncClient: Sendable {
     }
 
     static func sha256(of path: String) throws -> String {
-        guard let handle = FileHandle(forReadingAtPath: path) else { throw SyncError.local(path: path, reason: "cannot be read") }
-        defer { try? handle.close() }
-        var hasher = SHA256()
-        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { hasher.update(data: chunk) }
-        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        do {
+            return try SHA256Hex.ofFile(path)
+        } catch {
+            throw SyncError.local(path: path, reason: "cannot be read: \(error)")
+        }
     }
 
     private func makeFolder(_ path: String) throws(SyncError) {
@@ -317,19 +325,4 @@ public struct SyncClient: Sendable {
             unlink(folder + "/" + name)
         }
     }
-}
-
-/// Serializes syncs into one target.
-private final class SyncLock {
-    let fd: Int32
-    init(path: String) throws(SyncError) {
-        // O_NOFOLLOW: a link planted at the lock's path must not create or open a file elsewhere.
-        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
-        guard fd >= 0 else { throw .local(path: path, reason: "cannot open the lock: \(String(cString: strerror(errno)))") }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            close(fd)
-            throw .local(path: path, reason: "another sync into this folder is running")
-        }
-    }
-    deinit { close(fd) }
 }

@@ -31,6 +31,23 @@ public enum ZipError: Error, Equatable, CustomStringConvertible {
     }
 }
 
+import FileSystem
+
+extension ZipError {
+    init(_ error: FileError) {
+        self = .io(path: error.path, operation: error.operation, errno: error.errno)
+    }
+
+    /// Runs `body`, reporting a failed file call as this module's error.
+    static func mapping<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as FileError {
+            throw ZipError(error)
+        }
+    }
+}
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

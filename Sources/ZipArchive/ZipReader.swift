@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import FileSystem
 import ZlibStream
 
 /// Reads ZIP archives that may be hostile (a client's downloads, `coursepack verify`): parses
@@ -48,12 +49,20 @@ public struct ZipReader {
     public init(path: String, limits: Limits = Limits()) throws {
         self.path = path
         self.limits = limits
-        file = try InputFile(path: path)
+        do {
+            file = try InputFile(path: path)
+        } catch {
+            throw ZipError(error)
+        }
         entries = try Self.centralDirectory(file, path: path, limits: limits)
     }
 
     /// Reads and checks every entry without writing anything.
     public func verify() throws {
+        try ZipError.mapping { try verifyEntries() }
+    }
+
+    private func verifyEntries() throws {
         for entry in entries where !entry.isDirectory {
             try stream(entry) { _ in }
         }
@@ -65,7 +74,7 @@ public struct ZipReader {
             throw ZipError.malformed(path: path, reason: "no entry \"\(name)\"")
         }
         var bytes: [UInt8] = []
-        try stream(entry) { bytes.append(contentsOf: $0) }
+        try ZipError.mapping { try stream(entry) { bytes.append(contentsOf: $0) } }
         return bytes
     }
 
@@ -74,6 +83,10 @@ public struct ZipReader {
     /// `synced`: every file and folder is on the disk when this returns, so renaming `folder`
     /// into place cannot publish entries a power cut would lose (the caller syncs its parent).
     public func extract(into folder: String, synced: Bool = false) throws {
+        try ZipError.mapping { try extractEntries(into: folder, synced: synced) }
+    }
+
+    private func extractEntries(into folder: String, synced: Bool) throws {
         guard mkdir(folder, 0o755) == 0 else { throw ZipError.io(path: folder, operation: "create folder", errno: errno) }
         var folders: Set<String> = [folder]
         do {
@@ -105,15 +118,16 @@ public struct ZipReader {
 
     /// Makes the entries of `path` durable (their names, not their data).
     public static func syncFolder(_ path: String) throws {
-        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw ZipError.io(path: path, operation: "open folder", errno: errno) }
-        defer { _ = Glibc_close(fd) }
-        guard fsync(fd) == 0 else { throw ZipError.io(path: path, operation: "fsync", errno: errno) }
+        do {
+            try DurableFile.syncFolder(path)
+        } catch {
+            throw ZipError(error)
+        }
     }
 
     /// Streams an entry's uncompressed bytes through `sink`, checking its size and CRC.
     private func stream(_ entry: Entry, sink: (UnsafeRawBufferPointer) throws -> Void) throws {
-        let header = try file.read(at: entry.localHeaderOffset, count: 30)
+        let header = try readExactly(file, at: entry.localHeaderOffset, count: 30)
         var reader = ByteReader(header)
         guard reader.u32() == Signature.localFile else {
             throw ZipError.malformed(path: path, reason: "entry \"\(entry.name)\" has no local header where the directory says")
@@ -136,8 +150,8 @@ public struct ZipReader {
             try sink(chunk)
         }
         while remaining > 0 {
-            let count = Int(min(remaining, UInt64(ioChunkSize)))
-            let chunk = try file.read(at: offset, count: count)
+            let count = Int(min(remaining, UInt64(fileChunkSize)))
+            let chunk = try readExactly(file, at: offset, count: count)
             offset += UInt64(count)
             remaining -= UInt64(count)
             try chunk.withUnsafeBytes { raw in
@@ -161,7 +175,7 @@ public struct ZipReader {
         let size = try file.size
         guard size >= 22 else { throw bad("too short to be a ZIP archive (\(size) bytes)") }
         let tailLength = Int(min(size, 22 + 0xFFFF))
-        let tail = try file.read(at: size - UInt64(tailLength), count: tailLength)
+        let tail = try readExactly(file, at: size - UInt64(tailLength), count: tailLength)
         var eocd: Int?
         var i = tailLength - 22
         while i >= 0 {
@@ -182,13 +196,13 @@ public struct ZipReader {
         var cdOffset = UInt64(r.u32() ?? 0)
         if count == 0xFFFF || cdSize == 0xFFFF_FFFF || cdOffset == 0xFFFF_FFFF {
             guard eocdOffset >= 20 else { throw bad("ZIP64 locator missing") }
-            var locator = ByteReader(try file.read(at: eocdOffset - 20, count: 20))
+            var locator = ByteReader(try readExactly(file, at: eocdOffset - 20, count: 20))
             guard locator.u32() == Signature.zip64Locator else { throw bad("ZIP64 locator missing") }
             _ = locator.u32()
             let recordOffset = locator.u64() ?? 0
             // The offset is the archive's word: compare by subtraction so a value near 2^64 cannot wrap.
             guard eocdOffset >= 56, recordOffset <= eocdOffset - 56 else { throw bad("ZIP64 record out of bounds") }
-            var record = ByteReader(try file.read(at: recordOffset, count: 56))
+            var record = ByteReader(try readExactly(file, at: recordOffset, count: 56))
             guard record.u32() == Signature.zip64EndOfCentralDirectory else { throw bad("ZIP64 record missing") }
             record.position = 32
             count = record.u64() ?? 0
@@ -201,7 +215,7 @@ public struct ZipReader {
         guard cdOffset <= eocdOffset, cdSize <= eocdOffset - cdOffset, cdSize <= 256 << 20 else {
             throw bad("central directory out of bounds (truncated?)")
         }
-        var cd = ByteReader(try file.read(at: cdOffset, count: Int(cdSize)))
+        var cd = ByteReader(try readExactly(file, at: cdOffset, count: Int(cdSize)))
         var entries: [Entry] = []
         var names = Set<String>()
         var total: UInt64 = 0
@@ -286,4 +300,11 @@ public struct ZipReader {
             unlink(path)
         }
     }
+}
+
+/// `count` bytes from `offset`, or the archive is shorter than its records say.
+private func readExactly(_ file: InputFile, at offset: UInt64, count: Int) throws -> [UInt8] {
+    let bytes = try file.read(at: offset, count: count)
+    guard bytes.count == count else { throw ZipError.malformed(path: file.path, reason: "unexpected end of file") }
+    return bytes
 }

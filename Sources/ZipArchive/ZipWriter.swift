@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import FileSystem
 import ZlibStream
 
 /// One file to put in an archive.
@@ -91,6 +92,16 @@ public struct ZipWriter: Sendable {
     public func write(
         _ entries: [ZipEntry], to destination: String, observingBytes observer: ((UnsafeRawBufferPointer) -> Void)?
     ) throws -> (size: UInt64, observedAll: Bool) {
+        do {
+            return try writeNamed(entries, to: destination, observer: observer)
+        } catch let error as FileError {
+            throw ZipError(error)
+        }
+    }
+
+    private func writeNamed(
+        _ entries: [ZipEntry], to destination: String, observer: ((UnsafeRawBufferPointer) -> Void)?
+    ) throws -> (size: UInt64, observedAll: Bool) {
         var seen = Set<String>()
         for entry in entries {
             try EntryName.validate(entry.name)
@@ -104,7 +115,7 @@ public struct ZipWriter: Sendable {
             defer { try? out.close() }
             try writeArchive(sorted, to: out)
             let size = out.offset
-            switch try out.link(as: destination, temporaryName: { Self.temporaryPath(beside: destination) }) {
+            switch try out.link(as: destination, temporaryName: { DurableFile.temporaryPath(beside: destination) }) {
             case .linked:
                 try out.close()
                 return (size, observer != nil && out.observedFinalBytes)
@@ -130,7 +141,7 @@ public struct ZipWriter: Sendable {
     private func writeThroughTemporaryName(
         _ sorted: [ZipEntry], to destination: String, observer: ((UnsafeRawBufferPointer) -> Void)?
     ) throws -> (size: UInt64, observedAll: Bool) {
-        let temporary = Self.temporaryPath(beside: destination)
+        let temporary = DurableFile.temporaryPath(beside: destination)
         let out = try OutputFile(creating: temporary, observer: observer)
         do {
             try writeArchive(sorted, to: out)
@@ -146,13 +157,6 @@ public struct ZipWriter: Sendable {
             unlink(temporary)
             throw error
         }
-    }
-
-    static func temporaryPath(beside destination: String) -> String {
-        let slash = destination.lastIndex(of: "/")
-        let directory = slash.map { String(destination[...$0]) } ?? ""
-        let base = slash.map { String(destination[destination.index(after: $0)...]) } ?? destination
-        return "\(directory).\(base).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
     }
 
     private func writeEntry(_ entry: ZipEntry, to out: OutputFile) throws -> CentralRecord {
@@ -189,7 +193,7 @@ public struct ZipWriter: Sendable {
 
         var crc = CRC32()
         var readBytes: UInt64 = 0
-        var buffer = [UInt8](repeating: 0, count: ioChunkSize)
+        var buffer = [UInt8](repeating: 0, count: fileChunkSize)
         if !store {
             let stream = try ZStream(.deflate(level: level))
             try buffer.withUnsafeMutableBytes { chunk in

@@ -47,20 +47,25 @@ struct Build: ParsableCommand {
     @Flag(name: .shortAndLong, help: "Print only errors.")
     var quiet = false
 
+    /// The library checks every option; a refusal is a usage error, before anything runs.
     func validate() throws {
-        guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
-        guard (1...9).contains(level) else { throw ValidationError("--level must be between 1 and 9") }
-        if let publishedAt, Timestamp.parse(publishedAt) == nil {
-            throw ValidationError("--published-at \(publishedAt) is not an ISO 8601 time such as 2026-11-22T10:00:00Z")
+        do {
+            _ = try options(templates: .defaults())
+        } catch {
+            throw ValidationError("\(error)")
         }
+    }
+
+    private func options(templates: PageTemplates) throws(BuildError) -> BuildOptions {
+        try BuildOptions(
+            outputFolder: out, publishedAt: publishedAt ?? PublishTime.now().text,
+            jobs: jobs, compressionLevel: level, templates: templates, lmsURL: lmsURL, lockTimeout: lockTimeout,
+            stateFolder: stateDir, runtimeSource: runtimeFrom)
     }
 
     func run() throws {
         let templateSet = try orExitBadInput { try templates.map { try PageTemplates.overriding(with: $0) } ?? .defaults() }
-        let options = BuildOptions(
-            outputFolder: out, publishedAt: publishedAt.flatMap(Timestamp.parse).map(Timestamp.format) ?? Timestamp.now(),
-            jobs: jobs, compressionLevel: level, templates: templateSet, lmsURL: lmsURL, lockTimeout: lockTimeout,
-            stateFolder: stateDir, runtimeSource: runtimeFrom)
+        let options = try orExitBadInput { try self.options(templates: templateSet) }
         let progress = ProgressLine(enabled: !quiet && isatty(STDERR_FILENO) == 1)
         let result = try orExitBadInput(cleanup: progress.finish) {
             try CoursePackager(options: options).build(coursePath: course) { done, total in progress.update(done, of: total) }
@@ -94,22 +99,4 @@ struct Build: ParsableCommand {
             throw ExitCode(ExitStatus.blocksFailed)
         }
     }
-}
-
-enum Timestamp {
-    static func parse(_ text: String) -> Date? {
-        let formatter = ISO8601DateFormatter()
-        if let date = formatter.date(from: text) { return date }
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.date(from: text)
-    }
-
-    /// UTC, second precision: the form the manifest uses.
-    static func format(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        return formatter.string(from: Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down)))
-    }
-
-    static func now() -> String { format(Date()) }
 }

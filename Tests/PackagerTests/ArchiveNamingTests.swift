@@ -1,3 +1,4 @@
+import Manifest
 import Foundation
 import Packager
 import Testing
@@ -8,7 +9,7 @@ import TestSupport
 /// to be decodable, which is what makes it injective.
 @Suite struct ArchiveNamingTests {
     static func name(of archive: String) -> String {
-        String(ArchiveNaming.folder(ofArchive: archive).split(separator: "/", maxSplits: 1)[1])
+        String((ArchivePath.installFolder(of: archive) ?? "").split(separator: "/", maxSplits: 1)[1])
     }
 
     /// Reads a spelled name back into the url_name's bytes; nil for the hashed form.
@@ -105,7 +106,7 @@ import TestSupport
             let name = String(parts[1].dropLast(4))
             #expect(name.utf8.allSatisfy { "abcdefghijklmnopqrstuvwxyz0123456789_-".utf8.contains($0) }, "\(archive) is no longer plain")
         }
-        let folders = archives.map { ArchiveNaming.folder(ofArchive: $0) }
+        let folders = archives.map { ArchivePath.installFolder(of: $0) ?? "" }
         #expect(Set(folders).count == folders.count)
         for a in folders { for b in folders where a != b { #expect(!b.hasPrefix(a + "/")) } }
     }

@@ -125,7 +125,7 @@ import TestSupport
 
         let course = try courseWith(leaves, extra: extra)
         let out = TestSupport.temporaryFolder("lms") + "/out"
-        let options = BuildOptions(outputFolder: out, publishedAt: "2026-11-22T10:00:00Z", jobs: 1, lmsURL: "https://lms.example.org/")
+        let options = try BuildOptions(outputFolder: out, publishedAt: "2026-11-22T10:00:00Z", jobs: 1, lmsURL: "https://lms.example.org/")
         _ = try CoursePackager(options: options).build(coursePath: course)
         #expect(try page(out, "html/links.zip").contains(#"<a href="https://lms.example.org/courses/course-v1:O+N+r/jump_to/block-v1:O+N+r+type@discussion+block@talk">Discuss</a>"#))
     }

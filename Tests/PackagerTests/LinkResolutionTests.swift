@@ -16,7 +16,7 @@ import TestSupport
         let course = try courseWith([("html", "page", #"<html filename="page"/>"#), ("html", "other", #"<html filename="other"/>"#)],
                                     extra: ["html/page.html": page, "html/other.html": "<p>other</p>", "static/photo one.png": "PNG"])
         let out = TestSupport.temporaryFolder("out")
-        let options = BuildOptions(outputFolder: out, publishedAt: "2026-11-22T10:00:00Z", jobs: 1, lmsURL: "https://lms.example.org/")
+        let options = try BuildOptions(outputFolder: out, publishedAt: "2026-11-22T10:00:00Z", jobs: 1, lmsURL: "https://lms.example.org/")
         let report = try CoursePackager(options: options).build(coursePath: course)
         #expect(report.warnings == [])
         let html = try TestSupport.run(try #require(TestSupport.which("unzip")), ["-p", out + "/html/page.zip", "index.html"]).stdout

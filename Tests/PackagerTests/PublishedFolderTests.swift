@@ -90,12 +90,12 @@ func everyEntry(under root: String) -> [String] {
     @Test func aStateFolderInsideTheOutputIsRefusedAndOneElsewhereIsUsed() throws {
         let course = try fourBlockCourse()
         let out = TestSupport.temporaryFolder("out")
-        let inside = BuildOptions(outputFolder: out, publishedAt: "2026-11-22T10:00:00Z", jobs: 1, stateFolder: out + "/state")
+        let inside = try BuildOptions(outputFolder: out, publishedAt: "2026-11-22T10:00:00Z", jobs: 1, stateFolder: out + "/state")
         #expect(throws: BuildError.self) { _ = try CoursePackager(options: inside).build(coursePath: course) }
         #expect(try FileManager.default.contentsOfDirectory(atPath: out) == [], "nothing was left in DIR")
 
         let elsewhere = TestSupport.temporaryFolder("state") + "/nested/state"
-        let options = BuildOptions(outputFolder: out, publishedAt: "2026-11-22T10:00:00Z", jobs: 1, stateFolder: elsewhere)
+        let options = try BuildOptions(outputFolder: out, publishedAt: "2026-11-22T10:00:00Z", jobs: 1, stateFolder: elsewhere)
         _ = try CoursePackager(options: options).build(coursePath: course)
         #expect(FileManager.default.fileExists(atPath: elsewhere + "/cache.json"))
         #expect(!FileManager.default.fileExists(atPath: BuildOptions.defaultStateFolder(forOutput: out)))
@@ -125,5 +125,31 @@ func everyEntry(under root: String) -> [String] {
         let upgraded = try build("coursepack 9.9.9", into: old, at: "2026-12-01T00:00:00Z")
         #expect(upgraded.counts.built == 0 && upgraded.counts.reused == before.blocks.filter { $0.archive != nil }.count)
         #expect(try manifest(in: old).blocks.map(\.lastModified) == before.blocks.map(\.lastModified), "clients fetch nothing again")
+    }
+}
+
+/// The library refuses what the command line refuses, so a caller cannot build with values no
+/// build can use or write a manifest date no client reads.
+@Suite struct BuildOptionsTests {
+    @Test func publishTimesAreReadAsISO8601AndWrittenAsTheManifestWritesThem() throws {
+        let options = try BuildOptions(outputFolder: "/tmp/x", publishedAt: "2026-11-22T12:00:00.750+02:00", jobs: 1)
+        #expect(options.publishedAt.text == "2026-11-22T10:00:00Z")
+        #expect(try PublishTime(parsing: "2026-11-22T10:00:00Z").text == "2026-11-22T10:00:00Z")
+    }
+
+    @Test(arguments: ["yesterday", "2026-11-22", "2026-13-01T00:00:00Z", "", "2026-11-22 10:00:00"])
+    func aTimeThatIsNotISO8601IsRefused(text: String) {
+        #expect(throws: BuildError.self) { try BuildOptions(outputFolder: "/tmp/x", publishedAt: text, jobs: 1) }
+    }
+
+    @Test func jobsLevelsAndTimeoutsOutOfRangeAreRefused() {
+        let time = "2026-11-22T10:00:00Z"
+        #expect(throws: BuildError.self) { try BuildOptions(outputFolder: "/tmp/x", publishedAt: time, jobs: 0) }
+        #expect(throws: BuildError.self) { try BuildOptions(outputFolder: "/tmp/x", publishedAt: time, jobs: 1, compressionLevel: 0) }
+        #expect(throws: BuildError.self) { try BuildOptions(outputFolder: "/tmp/x", publishedAt: time, jobs: 1, compressionLevel: 10) }
+        #expect(throws: BuildError.self) { try BuildOptions(outputFolder: "/tmp/x", publishedAt: time, jobs: 1, lockTimeout: -1) }
+        #expect(throws: BuildError.self) { try BuildOptions(outputFolder: "/tmp/x", publishedAt: time, jobs: 1, lockTimeout: .infinity) }
+        #expect(throws: BuildError.self) { try BuildOptions(outputFolder: "", publishedAt: time, jobs: 1) }
+        #expect((try? BuildOptions(outputFolder: "/tmp/x", publishedAt: time, jobs: 3, compressionLevel: 9, lockTimeout: 0)) != nil)
     }
 }

@@ -21,7 +21,7 @@ import ZipArchive
         let templates = TestSupport.temporaryFolder("templates")
         try TestSupport.write(["page.mustache": "<!DOCTYPE html><html lang=\"{{language}}\"><title>{{title}}</title><body class=\"brand\">{{{content}}}</body></html>"], under: templates)
         let out = TestSupport.temporaryFolder("out")
-        let options = BuildOptions(outputFolder: out, publishedAt: "2026-11-22T10:00:00Z", jobs: 1, templates: try PageTemplates.overriding(with: templates))
+        let options = try BuildOptions(outputFolder: out, publishedAt: "2026-11-22T10:00:00Z", jobs: 1, templates: try PageTemplates.overriding(with: templates))
         _ = try CoursePackager(options: options).build(coursePath: TestSupport.exampleCourse)
         let unzip = try #require(TestSupport.which("unzip"))
         let page = try TestSupport.run(unzip, ["-p", out + "/html/handout_page.zip", "index.html"]).stdout

@@ -1,5 +1,5 @@
 import Foundation
-@testable import Packager
+import IncrementalBuild
 import Testing
 import TestSupport
 

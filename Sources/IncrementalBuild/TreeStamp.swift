@@ -1,27 +1,28 @@
 import Crypto
+import FileSystem
 import Foundation
 import ParallelMap
 
 /// A digest of the name and `stat` stamp of every entry under a path: type, size, inode,
 /// mtime and ctime. Equal digests mean nothing there was created, removed, written or
 /// replaced since; ctime catches an edit whose mtime was set back, as git's index does.
-struct TreeStamp: Sendable, Equatable {
-    let digest: String
+public struct TreeStamp: Sendable, Equatable {
+    public let digest: String
     /// False when some entry changed so shortly before the walk began that a second change
     /// within the file system's timestamp resolution would leave its stamp as it is.
-    let settled: Bool
+    public let settled: Bool
 
     /// Entries changed this close to the walk are not trusted to be final (FAT and older
     /// file systems keep times in whole or even two seconds).
-    static let settleMargin: Int64 = 2_000_000_000
+    public static let settleMargin: Int64 = 2_000_000_000
 
     /// Walks `root` (a folder or a single file). `include` sees each entry's name, its depth
     /// (1 for entries of `root`) and whether it is a folder; an excluded folder is not entered. Symlinks are stamped
     /// both as links and by what they point to. Nil when `root` cannot be read.
     /// `since` is when the caller started to read what is under `root` (default: now); changes
     /// after it make the stamp unsettled, so a walk may run while the files are being read.
-    static func of(
-        _ root: String, skipping skippedFolders: [(device: UInt64, inode: UInt64)] = [], since: Int64 = now(),
+    public static func of(
+        _ root: String, skipping skippedFolders: [(device: UInt64, inode: UInt64)] = [], since: Int64 = FileStamp.now(),
         workers: Int = 1, include: (_ name: [UInt8], _ depth: Int, _ isFolder: Bool) -> Bool = { _, _, _ in true }
     ) -> TreeStamp? {
         var walk = Walk(startedAt: since, skipped: skippedFolders, workers: workers)
@@ -31,21 +32,15 @@ struct TreeStamp: Sendable, Equatable {
         if (info.st_mode & S_IFMT) == S_IFDIR {
             guard walk.enter(root, relative: [], depth: 1, include: include) else { return nil }
         }
-        return TreeStamp(digest: Digest.hex(walk.hasher.finalize()), settled: walk.newest < walk.startedAt - settleMargin)
+        return TreeStamp(digest: SHA256Hex.hex(walk.hasher.finalize()), settled: walk.newest < walk.startedAt - settleMargin)
     }
 
     /// Device and inode of a folder, to leave it out of a walk (an output or state folder placed
     /// inside the course would otherwise change the course's stamp on every build).
-    static func identity(of path: String) -> (device: UInt64, inode: UInt64)? {
+    public static func identity(of path: String) -> (device: UInt64, inode: UInt64)? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         return (UInt64(info.st_dev), UInt64(info.st_ino))
-    }
-
-    static func now() -> Int64 {
-        var time = timespec()
-        clock_gettime(CLOCK_REALTIME, &time)
-        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
     }
 
     private struct Walk {

@@ -1,0 +1,93 @@
+import CFileCalls
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What makes a rename survive a power cut, not only a killed process: the file's data reaches
+/// the disk (`fsync`) before the rename that makes it visible, and the folder that holds the
+/// new name is synced after it. Without the first, a manifest can name an archive whose blocks
+/// were never written; without the second, the rename itself can be lost.
+public enum DurableFile {
+    /// Writes `bytes` to a new file at `temporary` and syncs it; the caller renames it.
+    public static func writeSynced(_ bytes: [UInt8], to temporary: String) throws(FileError) {
+        // O_NOFOLLOW: a link planted at the temporary name must not send the bytes elsewhere.
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        guard fd >= 0 else { throw FileError(path: temporary, operation: "create", errno: errno) }
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + done, $0.count - done) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                let code = errno
+                close(fd)
+                throw FileError(path: temporary, operation: "write", errno: code)
+            }
+            done += n
+        }
+        guard fsync(fd) == 0 else {
+            let code = errno
+            close(fd)
+            throw FileError(path: temporary, operation: "fsync", errno: code)
+        }
+        guard close(fd) == 0 else { throw FileError(path: temporary, operation: "close", errno: errno) }
+    }
+
+    /// Makes the names in `folder` (new, renamed or removed entries) durable.
+    public static func syncFolder(_ folder: String) throws(FileError) {
+        let fd = open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw FileError(path: folder, operation: "open", errno: errno) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw FileError(path: folder, operation: "fsync", errno: errno) }
+    }
+
+    /// The folder part of `path` ("." for a bare name).
+    public static func folder(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        let folder = String(path[..<slash])
+        return folder.isEmpty ? "/" : folder
+    }
+
+    /// Replaces `path` with `bytes` durably: a synced temporary file beside it, a rename, a
+    /// synced folder. Readers see the old file or the new one, never a mix.
+    public static func replace(_ path: String, with bytes: [UInt8]) throws(FileError) {
+        let temporary = temporaryPath(beside: path, unique: false)
+        do {
+            try writeSynced(bytes, to: temporary)
+        } catch {
+            unlink(temporary)
+            throw error
+        }
+        guard rename(temporary, path) == 0 else {
+            let code = errno
+            unlink(temporary)
+            throw FileError(path: path, operation: "rename", errno: code)
+        }
+        try syncFolder(folder(of: path))
+    }
+
+    /// A name beside `path` for a file being written (`.<name>.tmp-<pid>`, with `-<random>`
+    /// when `unique`): hidden, never a name a manifest uses, and this process's own, so a build
+    /// or sync that was killed can recognise and remove what it left. Writers that replace one
+    /// file under a lock need no random part; it makes a name that `O_EXCL` can create.
+    public static func temporaryPath(beside path: String, unique: Bool = true) -> String {
+        let slash = path.lastIndex(of: "/")
+        let directory = slash.map { String(path[...$0]) } ?? ""
+        let base = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        let name = "\(directory).\(base).tmp-\(getpid())"
+        return unique ? name + "-\(UInt32.random(in: 0...UInt32.max))" : name
+    }
+
+    /// Whether `name` is one `temporaryPath` makes.
+    public static func isTemporaryName(_ name: String) -> Bool {
+        name.hasPrefix(".") && name.contains(".tmp-")
+    }
+
+    /// Exchanges two paths atomically where the system can (Linux's renameat2 RENAME_EXCHANGE):
+    /// a reader sees one or the other, never neither. False where it cannot; the caller then
+    /// takes a portable path.
+    public static func exchange(_ first: String, _ second: String) -> Bool {
+        coursepack_exchange_paths(first, second) == 0
+    }
+}

@@ -1,0 +1,153 @@
+import CFileCalls
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A buffered, seekable output file; `patch` rewrites bytes already written (headers whose
+/// sizes and CRC are only known after the data has streamed through).
+///
+/// An `observer` sees every byte in file order as it leaves the buffer, so a caller can hash
+/// the file while it is written. A patch or truncation that reaches bytes already passed on
+/// makes `observedFinalBytes` false: the caller must then read the file back.
+public final class OutputFile {
+    public let path: String
+    private let fd: Int32
+    private var buffer: [UInt8] = []
+    public private(set) var offset: UInt64 = 0
+    /// File offset of `buffer[0]`: everything before it is on disk (and observed).
+    private var flushed: UInt64 = 0
+    private var closed = false
+    private let observer: ((UnsafeRawBufferPointer) -> Void)?
+    public private(set) var observedFinalBytes = true
+
+    public init(creating path: String, observer: ((UnsafeRawBufferPointer) -> Void)? = nil) throws(FileError) {
+        self.path = path
+        self.observer = observer
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw FileError(path: path, operation: "create", errno: errno) }
+        self.fd = fd
+        buffer.reserveCapacity(fileChunkSize)
+    }
+
+    /// An unnamed file in `folder` (O_TMPFILE) that `link(as:)` names once it is complete; nil
+    /// where the file system or platform cannot make one. Errors are reported against `path`.
+    public init?(unnamedIn folder: String, reportingAs path: String, observer: ((UnsafeRawBufferPointer) -> Void)?) {
+        let fd = coursepack_open_unnamed(folder, 0o644)
+        guard fd >= 0 else { return nil }
+        self.path = path
+        self.observer = observer
+        self.fd = fd
+        buffer.reserveCapacity(fileChunkSize)
+    }
+
+    deinit { if !closed { _ = Glibc_close(fd) } }
+
+    public enum LinkResult {
+        case linked
+        /// The file system cannot name unnamed files (no /proc, say): write it another way.
+        case unsupported
+    }
+
+    /// Names the unnamed file `destination`, atomically: readers see the old file or the
+    /// complete new one. An existing file is replaced through a temporary name and a rename.
+    public func link(as destination: String, temporaryName: () -> String) throws(FileError) -> LinkResult {
+        try sync()
+        if coursepack_link_unnamed(fd, destination) == 0 { return .linked }
+        guard errno == EEXIST else { return .unsupported }
+        let temporary = temporaryName()
+        guard coursepack_link_unnamed(fd, temporary) == 0 else { return .unsupported }
+        guard rename(temporary, destination) == 0 else {
+            let code = errno
+            unlink(temporary)
+            throw FileError(path: destination, operation: "rename", errno: code)
+        }
+        return .linked
+    }
+
+    public func write(_ bytes: UnsafeRawBufferPointer) throws(FileError) {
+        if buffer.count + bytes.count > fileChunkSize { try flush() }
+        if bytes.count >= fileChunkSize {
+            try writeAll(bytes)
+            flushed += UInt64(bytes.count)
+        } else {
+            buffer.append(contentsOf: bytes)
+        }
+        offset += UInt64(bytes.count)
+    }
+
+    public func write(_ bytes: [UInt8]) throws(FileError) {
+        try bytes.withUnsafeBytes { raw in Result { () throws(FileError) in try write(raw) } }.get()
+    }
+
+    public func patch(at position: UInt64, _ bytes: [UInt8]) throws(FileError) {
+        if position >= flushed {
+            // Still in the buffer (a small entry): change it there, before anyone sees it.
+            let start = Int(position - flushed)
+            buffer.replaceSubrange(start..<start + bytes.count, with: bytes)
+            return
+        }
+        try flush()
+        observedFinalBytes = false
+        let n = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(position)) }
+        guard n == bytes.count else { throw FileError(path: path, operation: "write", errno: errno) }
+    }
+
+    /// Drops everything written after `position`, so an entry can be written again another way.
+    public func truncate(to position: UInt64) throws(FileError) {
+        if position >= flushed {
+            buffer.removeSubrange(Int(position - flushed)...)
+            offset = position
+            return
+        }
+        buffer.removeAll(keepingCapacity: true)
+        observedFinalBytes = false
+        guard ftruncate(fd, off_t(position)) == 0, lseek(fd, off_t(position), SEEK_SET) >= 0 else {
+            throw FileError(path: path, operation: "truncate", errno: errno)
+        }
+        offset = position
+        flushed = position
+    }
+
+    public func flush() throws(FileError) {
+        guard !buffer.isEmpty else { return }
+        try buffer.withUnsafeBytes { raw in Result { () throws(FileError) in try writeAll(raw) } }.get()
+        flushed += UInt64(buffer.count)
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// Writes out the buffer and waits until the file's data is on the disk: a name given to
+    /// it afterwards never points at blocks lost in a power cut.
+    public func sync() throws(FileError) {
+        try flush()
+        guard fsync(fd) == 0 else { throw FileError(path: path, operation: "fsync", errno: errno) }
+    }
+
+    /// Safe to call twice: the descriptor is closed once (a second close could hit a file
+    /// another thread has opened since under the same number).
+    public func close() throws(FileError) {
+        guard !closed else { return }
+        try flush()
+        closed = true
+        guard Glibc_close(fd) == 0 else { throw FileError(path: path, operation: "close", errno: errno) }
+    }
+
+    private func writeAll(_ bytes: UnsafeRawBufferPointer) throws(FileError) {
+        observer?(bytes)
+        var done = 0
+        while done < bytes.count {
+            let n = Glibc_write(fd, bytes.baseAddress! + done, bytes.count - done)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw FileError(path: path, operation: "write", errno: errno)
+            }
+            done += n
+        }
+    }
+}
+
+// The class methods shadow the C functions; these names reach the C ones.
+@inline(__always) func Glibc_read(_ fd: Int32, _ buf: UnsafeMutableRawPointer?, _ n: Int) -> Int { read(fd, buf, n) }
+@inline(__always) func Glibc_write(_ fd: Int32, _ buf: UnsafeRawPointer?, _ n: Int) -> Int { write(fd, buf, n) }
+@inline(__always) func Glibc_close(_ fd: Int32) -> Int32 { close(fd) }

@@ -1,0 +1,68 @@
+import Foundation
+import IncrementalBuild
+import Testing
+import TestSupport
+
+/// The record a clean build leaves answers only while the course stamp and the whole output
+/// are exactly as they were.
+@Suite struct IncrementalBuildRecordTests {
+    struct Summary: Codable, Sendable, Equatable {
+        var blocks: Int
+        var warnings: [String]
+    }
+
+    /// Files the walk sees as settled: changed well before the stamp is taken.
+    private func settledFile(_ path: String, _ text: String) throws {
+        try text.write(toFile: path, atomically: false, encoding: .utf8)
+        let old = Date().addingTimeInterval(-60)
+        try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: path)
+    }
+
+    @Test func aRecordAnswersUntilTheCourseOrTheOutputChanges() throws {
+        let root = TestSupport.temporaryFolder("incremental")
+        let course = root + "/course", out = root + "/out", state = root + "/state"
+        for folder in [course, out + "/html", state] { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+        try settledFile(course + "/course.xml", "<course/>")
+        try settledFile(out + "/manifest.json", "{}")
+        try settledFile(out + "/html/a.zip", "zip")
+        let build = IncrementalBuild(outputFolder: out, stateFolder: state)
+        // ctime cannot be set back: stamping "as of" a moment ahead counts the files just
+        // written as settled.
+        let stamp = { build.stampInputs(coursePath: course, settings: ["v1"], since: Date().timeIntervalSince1970Nanoseconds + 10_000_000_000) }
+        let inputs = try #require(stamp())
+        #expect(!build.hasRecord)
+        build.record(Summary(blocks: 1, warnings: ["w"]), inputs: inputs, workers: 1)
+        #expect(build.hasRecord)
+        #expect(build.unchangedSummary(as: Summary.self, inputs: stamp).0 == Summary(blocks: 1, warnings: ["w"]))
+
+        let otherSettings = { build.stampInputs(coursePath: course, settings: ["v2"]) }
+        #expect(build.unchangedSummary(as: Summary.self, inputs: otherSettings).0 == nil, "another option or program")
+
+        try settledFile(out + "/html/a.zip", "zap")
+        #expect(build.unchangedSummary(as: Summary.self, inputs: stamp).0 == nil, "an archive rewritten in place")
+
+        build.record(Summary(blocks: 1, warnings: []), inputs: try #require(stamp()), workers: 1)
+        #expect(build.unchangedSummary(as: Summary.self, inputs: stamp).0 != nil)
+        try settledFile(course + "/course.xml", "<course />")
+        #expect(build.unchangedSummary(as: Summary.self, inputs: stamp).0 == nil, "a course file edited")
+        build.forget()
+        #expect(!build.hasRecord)
+    }
+
+    @Test func anArchiveIsKeptOnlyWithItsSizeAndUntouchedOrWithItsHash() throws {
+        let root = TestSupport.temporaryFolder("incremental")
+        let path = root + "/a.zip"
+        try "abc".write(toFile: path, atomically: false, encoding: .utf8)
+        let sha = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        let later = Date().timeIntervalSince1970Nanoseconds + 10_000_000_000
+        #expect(IncrementalBuild.archiveIsIntact(at: path, size: 3, sha256: "0", manifestWritten: later), "untouched since the manifest")
+        #expect(!IncrementalBuild.archiveIsIntact(at: path, size: 4, sha256: sha, manifestWritten: later), "another size")
+        #expect(IncrementalBuild.archiveIsIntact(at: path, size: 3, sha256: sha, manifestWritten: 0), "changed since, same bytes")
+        #expect(!IncrementalBuild.archiveIsIntact(at: path, size: 3, sha256: "0", manifestWritten: 0), "changed since, other bytes")
+        #expect(!IncrementalBuild.archiveIsIntact(at: root + "/missing.zip", size: 3, sha256: sha, manifestWritten: later))
+    }
+}
+
+extension Date {
+    var timeIntervalSince1970Nanoseconds: Int64 { Int64(timeIntervalSince1970 * 1e9) }
+}
