@@ -36,7 +36,10 @@ import TestSupport
         // What a killed sync leaves, whatever became of its pid (1 is alive, and not a sync).
         try TestSupport.write(["html/.welcome_page.new-1-99/index.html": "<p>half", "video/.lecture_video.old-1/index.html": "<p>old",
                                ".manifest.json.tmp-1": "{", ".coursepack-sync/downloads/stuck/x": "x", ".coursepack-sync/files/html_x.tsv.tmp-1": "",
-                               ".coursepack-sync/.manifest.json.tmp-1": "{"], under: target)
+                               ".coursepack-sync/.manifest.json.tmp-1": "{",
+                               // A partial download of a block no manifest names any more: kept for a
+                               // resume until this sync ends, then removed.
+                               ".coursepack-sync/downloads/\(String(repeating: "ab", count: 32))-html_gone.zip": "PK"], under: target)
         var options = SyncClient.Options(source: .folder(other), target: target)
         options.replaceCourse = true
         let replaced = try await SyncClient(options: options).sync()
@@ -47,6 +50,7 @@ import TestSupport
         ], "\(replaced.leftoversRemoved)")
         #expect(try ManifestFile.read(target + "/manifest.json")?.courseID == "course-v1:Other+X+1")
         #expect(TestSupport.files(under: target).allSatisfy { !$0.contains(".new-") && !$0.contains(".old-") && !$0.contains("stuck") })
+        #expect(TestSupport.files(under: target + "/.coursepack-sync/downloads") == [])
         #expect(TestSupport.files(under: target).filter { $0.contains(".tmp-") } == [".coursepack-sync/files/html_x.tsv.tmp-1"], "only the two folders' own temporary files are known")
     }
 
