@@ -5,6 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${FUZZ_SECONDS:-60}"
+# Seconds one input may take before libFuzzer calls it a hang: wall-clock time, so on a machine
+# shared with builds (the fuzzers run nice'd) a longer one keeps starvation from looking a hang.
+timeout="${FUZZ_TIMEOUT:-10}"
 targets="${FUZZ_TARGETS:-FuzzOLX FuzzLinks FuzzTarGz FuzzZip FuzzManifest FuzzOutbox}"
 demo=../shared/corpus/openedx-demo-course/course
 work=fuzz
@@ -139,14 +142,16 @@ for target in $targets; do
   mkdir -p "$work/crashes/$target"
   echo "== $target for ${seconds}s"
   if ! ASAN_OPTIONS=detect_leaks=0 ".build-fuzz/debug/$target" "$work/corpus/$target" \
-      -max_total_time="$seconds" -max_len=262144 -timeout=10 -rss_limit_mb=2048 \
+      -max_total_time="$seconds" -max_len=262144 -timeout="$timeout" -rss_limit_mb=2048 \
       -artifact_prefix="$work/crashes/$target/" -print_final_stats=1 2>&1 | tee "$work/$target.log" | grep -E "^(#[0-9]+.*DONE|stat::number_of_executed_units|stat::peak_rss|==.*ERROR|SUMMARY)"; then
     :
   fi
   # The run count is the number the note on a fuzz run reports: print it whatever grep kept.
-  echo "   $target executed $(sed -n 's/^stat::number_of_executed_units: *//p' "$work/$target.log" | tail -1) inputs in ${seconds}s"
-  if ls "$work/crashes/$target"/crash-* "$work/crashes/$target"/timeout-* >/dev/null 2>&1; then
-    echo "!! $target found crashes: $(ls "$work/crashes/$target")"
+  echo "   $target: $(sed -n 's/^stat::number_of_executed_units: *//p' "$work/$target.log" | tail -1) inputs run"
+  # Any artifact counts: a crash, a hang (timeout-*) or memory past the limit (oom-*).
+  found=$(find "$work/crashes/$target" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'timeout-*' -o -name 'oom-*' \) | sort)
+  if [ -n "$found" ]; then
+    echo "!! $target found: $found"
     status=1
   fi
 done
