@@ -88,8 +88,12 @@ let package = Package(
         .testTarget(name: "LinkRewriterTests", dependencies: ["LinkRewriter"]),
         .testTarget(name: "IncrementalBuildTests", dependencies: ["IncrementalBuild", "TestSupport"]),
         .testTarget(name: "ManifestTests", dependencies: ["Manifest", "TestSupport"]),
-        .testTarget(name: "PackagerTests", dependencies: ["Packager", "Manifest", "ZipArchive", "CourseExport", "BlockRenderer", "TestSupport"]),
+        .testTarget(
+            name: "PackagerTests", dependencies: ["Packager", "Manifest", "ZipArchive", "CourseExport", "BlockRenderer", "TestSupport"],
+            exclude: ["Snapshots"]
+        ),
         .testTarget(name: "ClientLibraryTests", dependencies: ["ClientTarget", "SyncClient", "Manifest", "coursepack", "TestSupport"]),
+        .testTarget(name: "SyncClientTests", dependencies: ["SyncClient", "Manifest", "ZipArchive", "TestSupport"]),
         .testTarget(name: "AWSSigV4Tests", dependencies: ["AWSSigV4"]),
         .testTarget(name: "StoragePublisherTests", dependencies: ["StoragePublisher", "AWSSigV4", "Manifest", "coursepack", "coursepack-sync", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["coursepack", "coursepack-sync", "Manifest", "TestSupport"]),

@@ -6,8 +6,9 @@ import ParallelMap
 /// The incremental build's one interface: what a build may skip, decided from what the last
 /// build of the same output folder recorded in its state folder. The whole build is skipped
 /// when the course, the settings and the output are exactly as the last clean build left them;
-/// a block's archive is kept when its content is unchanged and the file is intact; a static
-/// file is not hashed again while its stamp is unchanged.
+/// a block is not rendered again while its inputs are those its memo records; a block's archive
+/// is kept when its content is unchanged and the file is intact; a static file is not hashed
+/// again while its stamp is unchanged.
 public struct IncrementalBuild: Sendable {
     public let outputFolder: String
     public let stateFolder: String
@@ -70,8 +71,27 @@ public struct IncrementalBuild: Sendable {
     }
 
     /// Called before the output changes: until the build records again, nothing may be skipped.
+    /// Block memos go too (load them first): a build killed before it saves new ones leaves none.
     public func forget() {
         unlink(stateFolder + "/" + BuildRecord<Int>.fileName)
+        unlink(stateFolder + "/" + BlockMemos<Int>.fileName)
+    }
+
+    public func loadBlockMemos<Note: Codable & Sendable & Equatable>(as type: Note.Type) -> BlockMemos<Note> {
+        BlockMemos.load(from: stateFolder)
+    }
+
+    public func save<Note: Codable & Sendable & Equatable>(_ memos: BlockMemos<Note>) {
+        memos.save(to: stateFolder)
+    }
+
+    /// A digest that changes whenever anything under `folder` is created, removed, written or
+    /// replaced (`TreeStamp`), and a fixed value when it is absent; nil when it cannot be read or
+    /// something in it changed so recently that a second change could leave the stamp as it is.
+    public static func stamp(ofFolder folder: String) -> String? {
+        guard access(folder, F_OK) == 0 else { return "absent" }
+        guard let stamp = TreeStamp.of(folder), stamp.settled else { return nil }
+        return stamp.digest
     }
 
     /// Records a finished build whose inputs had settled, with the output as it is now.

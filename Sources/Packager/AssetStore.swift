@@ -40,9 +40,11 @@ final class AssetStore: Sendable {
         self.previousHashes = previousHashes
     }
 
-    /// What this build learned, for the next one.
+    /// What this build learned, for the next one, with what the last one knew of files this
+    /// build did not read (blocks it did not render): a record only answers while the file's
+    /// stamp is unchanged, so keeping one is never wrong.
     var hashCache: FileHashCache {
-        FileHashCache(writtenAt: 0, records: stamps.withLock { $0 })
+        FileHashCache(writtenAt: 0, records: previousHashes.records.merging(stamps.withLock { $0 }) { _, new in new })
     }
 
     /// A bundled stylesheet or course page with its references rewritten relative to where it lands.

@@ -43,14 +43,44 @@ struct BlockPackager: Sendable {
     /// When the previous manifest was written. Every archive it names was in place before
     /// then; one changed since (ctime) is hashed before it is trusted.
     let previousManifestWritten: Int64?
+    /// What each page is made from, and what the last build made from it.
+    let inputs: BlockInputs
+    let memos: BlockMemos<BlockNote>
 
-    func package(_ block: Block) -> BlockOutcome {
-        do {
-            return try packageOrThrow(block).withGroups(of: block)
-        } catch {
-            return .failed(Diagnostic(block: block.usageID, file: (error as? CourseError)?.path ?? block.file, message: "\(error)"),
-                           fromInputs: error is CourseError || error is RenderError)
+    /// What packaging one block did.
+    struct Packaged: Sendable {
+        var outcome: BlockOutcome
+        /// Digest of the block's inputs; nil when they could not be taken.
+        var inputs: String?
+        /// False when the block's inputs were unchanged and its page was not made again.
+        var rendered: Bool
+    }
+
+    func package(_ block: Block) -> Packaged {
+        let digest = inputs.digest(of: block, unitHead: unitHeads[block.usageID] ?? [], export: export)
+        if let digest, let remembered = rememberedEntry(of: block, inputs: digest) {
+            return Packaged(outcome: .reused(remembered.entry, warnings: remembered.warnings).withGroups(of: block), inputs: digest, rendered: false)
         }
+        do {
+            return Packaged(outcome: try packageOrThrow(block).withGroups(of: block), inputs: digest, rendered: true)
+        } catch {
+            let failure = Diagnostic(block: block.usageID, file: (error as? CourseError)?.path ?? block.file, message: "\(error)")
+            return Packaged(outcome: .failed(failure, fromInputs: error is CourseError || error is RenderError), inputs: digest, rendered: true)
+        }
+    }
+
+    /// The previous publish's entry, without rendering, when the block's inputs are those its
+    /// memo records, the manifest still lists the content the memo says they made, and the
+    /// archive is intact.
+    private func rememberedEntry(of block: Block, inputs: String) -> (entry: BlockEntry, warnings: [Diagnostic])? {
+        guard let memo = memos[block.usageID], memo.inputs == inputs, let before = previous[block.usageID],
+            before.contentHash == memo.contentHash, before.offline != false, let archive = before.archive,
+            archive == ArchiveNaming.archivePath(type: block.type, urlName: block.urlName),
+            let size = before.size, let sha = before.sha256, before.lastModified != nil,
+            IncrementalBuild.archiveIsIntact(
+                at: options.outputFolder + "/" + archive, size: size, sha256: sha, manifestWritten: previousManifestWritten)
+        else { return nil }
+        return (before, memo.note.warnings)
     }
 
     private func packageOrThrow(_ block: Block) throws -> BlockOutcome {

@@ -7,9 +7,11 @@ public struct BuildReport: Codable, Sendable {
         public var removed = 0
         public var failed = 0
         public var offlineFalse = 0
+        /// Blocks whose page was made; the rest had the inputs of the last build.
+        public var rendered = 0
 
         enum CodingKeys: String, CodingKey {
-            case blocks, built, reused, removed, failed
+            case blocks, built, reused, removed, failed, rendered
             case offlineFalse = "offline_false"
         }
     }

@@ -50,6 +50,7 @@ public struct CoursePackager: Sendable {
         try refuseLinkedFolders(in: out)
         try prepareStateFolder()
         // From here the output may change; the state describes it again only once it is final.
+        let memos = incremental.loadBlockMemos(as: BlockNote.self)
         incremental.forget()
         removeTemporaryLeftovers(in: out, keeping: previous.archives)
 
@@ -65,9 +66,11 @@ public struct CoursePackager: Sendable {
                 message: "the page runtime (jQuery, math) is not installed (\(PageRuntime.requiredPackages)): pages that need it list it in requires_network"))
         }
         let leaves = course.blocks.filter { !$0.isContainer }
-        let outcomes = packageBlocks(
+        let packaged = packageBlocks(
             leaves, of: course, export: export.directory, renderer: renderer, assets: assets, runtime: runtime,
-            previous: previous, progress: progress)
+            previous: previous, settings: settings, memos: memos, progress: progress)
+        let outcomes = packaged.map(\.outcome)
+        report.counts.rendered = packaged.count { $0.rendered }
 
         // One job means one thread, however many cores there are.
         let pendingInputs = stampedInputs ?? (options.jobs > 1 ? Background(stampCourse) : Background(finished: stampCourse()))
@@ -86,6 +89,7 @@ public struct CoursePackager: Sendable {
         try writeManifest(manifest, previous: previous.manifest, staged: collected.staged, writtenFolders: collected.writtenFolders)
         let hashes = assets.hashCache
         if hashes.records != previousHashes.records { incremental.save(hashes) }
+        incremental.save(Self.memos(of: packaged))
         report.counts.removed = removeUnnamedArchives(previous: previous.archives, manifest: manifest)
 
         if let inputs = pendingInputs.value, !collected.failedWhileWriting {
@@ -198,18 +202,36 @@ public struct CoursePackager: Sendable {
     /// each page needs to know of the others.
     private func packageBlocks(
         _ leaves: [Block], of course: Course, export: ExportDirectory, renderer: BlockRenderer, assets: AssetStore,
-        runtime: PageRuntime?, previous: PreviousPublish, progress: @Sendable (Int, Int) -> Void
-    ) -> [BlockOutcome] {
+        runtime: PageRuntime?, previous: PreviousPublish, settings: [String], memos: BlockMemos<BlockNote>,
+        progress: @Sendable (Int, Int) -> Void
+    ) -> [BlockPackager.Packaged] {
         let pages = PagePlan(course: course, export: export, renderer: renderer, workers: options.jobs)
         let packager = BlockPackager(
             course: course, export: export, renderer: renderer, assets: assets,
             options: options, previous: previous.entries, jumpTargets: pages.jumpTargets, onlineTargets: pages.onlineTargets,
             unitHeads: pages.unitHeads, runtime: runtime,
-            publishedArchives: previous.archives, previousManifestWritten: previous.written)
+            publishedArchives: previous.archives, previousManifestWritten: previous.written,
+            inputs: BlockInputs(settings: settings, course: course, plan: pages, export: export), memos: memos)
         for folder in Set(leaves.map { ArchiveNaming.component($0.type) }).sorted() {
             try? FileManager.default.createDirectory(atPath: options.outputFolder + "/" + folder, withIntermediateDirectories: true)
         }
         return leaves.parallelMap(workers: options.jobs, progress: progress) { packager.package($0) }
+    }
+
+    /// What the next build needs to skip the blocks whose inputs will not have changed.
+    static func memos(of packaged: [BlockPackager.Packaged]) -> BlockMemos<BlockNote> {
+        var memos = BlockMemos<BlockNote>()
+        for block in packaged {
+            guard let inputs = block.inputs else { continue }
+            switch block.outcome {
+            case .built(let entry, _, let warnings), .reused(let entry, let warnings):
+                guard let contentHash = entry.contentHash else { continue }
+                memos.memos[entry.usageID] = .init(inputs: inputs, contentHash: contentHash, note: BlockNote(warnings: warnings))
+            case .onlineOnly, .failed:
+                continue
+            }
+        }
+        return memos
     }
 
     /// The blocks' outcomes gathered into manifest entries and the report.

@@ -78,12 +78,56 @@ public struct Publisher: Sendable {
         var sha256: String
     }
 
+    /// An archive to upload: new, or changed (then `staged` beside the one in use when the
+    /// live manifest names it).
+    struct Upload: Sendable {
+        var file: LocalFile
+        var staged: String?
+        var reason: String
+    }
+
     public func publish() async throws(PublishError) -> PublishReport {
         let started = Date()
         var report = PublishReport(target: store.location, dryRun: options.dryRun)
         let local = try readLocalManifest()
         let files = try localFiles(of: local)
+        let (remote, record) = try await readTarget()
+        let named = Set(files.map(\.key))
+        let live = Set(Self.archives(of: remote).filter(PublishKeys.isSafe))
+        let uploads = try await plannedUploads(files, live: live, report: &report)
+        try checkLocalBytes(of: uploads)
+        report.uploads = uploads.map { .init(key: $0.file.key, bytes: $0.file.size, reason: $0.reason, stagedAs: $0.staged) }
+        let localManifestData = ManifestFile.encode(local)
+        let manifestChanged = remote.map(ManifestFile.encode) != localManifestData
+        let next = nextRecord(after: record, named: named, live: live, uploads: uploads)
 
+        if options.dryRun {
+            dryRun(next, live: live, report: &report)
+            report.manifestUploaded = manifestChanged || !uploads.isEmpty
+        } else {
+            var changed = false
+            do {
+                if next != record {
+                    try await putRecord(next, report: &report)
+                    changed = true
+                }
+                changed = try await upload(uploads, of: local, report: &report) || changed
+                // 3. The manifest, last.
+                if manifestChanged || uploads.contains(where: { $0.staged != nil }) {
+                    try await putManifest(localManifestData, report: &report)
+                    changed = true
+                }
+                try await startGracePeriods(next, live: live, named: named, uploads: uploads, report: &report)
+            } catch {
+                throw .store(error, changedTarget: changed)
+            }
+        }
+        report.seconds = Date().timeIntervalSince(started)
+        return report
+    }
+
+    /// The target's manifest and publish record, as they are before this publish.
+    private func readTarget() async throws(PublishError) -> (CourseManifest?, PublishRecord) {
         let remoteData: Data?
         let record: PublishRecord
         do {
@@ -92,25 +136,24 @@ public struct Publisher: Sendable {
         } catch {
             throw .store(error, changedTarget: false)
         }
-        var remote: CourseManifest?
-        if let remoteData {
-            do {
-                remote = try ManifestFile.decode(remoteData, path: "\(store.location)/manifest.json")
-            } catch {
-                throw .remoteManifest(error)
-            }
+        guard let remoteData else { return (nil, record) }
+        do {
+            return (try ManifestFile.decode(remoteData, path: "\(store.location)/manifest.json"), record)
+        } catch {
+            throw .remoteManifest(error)
         }
-        let named = Set(files.map(\.key))
-        let live = Set(Self.archives(of: remote).filter(PublishKeys.isSafe))
+    }
 
-        // Size and stored sha256 of every object, never its mere existence.
+    /// What has to go up: decided by the size and stored sha256 of every object, never its
+    /// mere existence.
+    private func plannedUploads(_ files: [LocalFile], live: Set<String>, report: inout PublishReport) async throws(PublishError) -> [Upload] {
         let found: [(LocalFile, StoredObject?)]
         do {
             found = try await forEach(files) { file throws(StoreError) in (file, try await store.head(file.key)) }
         } catch {
             throw .store(error, changedTarget: false)
         }
-        var uploads: [(file: LocalFile, staged: String?, reason: String)] = []
+        var uploads: [Upload] = []
         for (file, object) in found {
             if let object, object.size == file.size, object.sha256 == file.sha256 {
                 report.unchanged += 1
@@ -118,9 +161,13 @@ public struct Publisher: Sendable {
             }
             // Overwriting an archive the live manifest names would make it name other bytes.
             let staged = live.contains(file.key) && object != nil ? PublishKeys.staged(file.key, sha256: file.sha256) : nil
-            uploads.append((file, staged, object == nil ? "new" : "changed"))
+            uploads.append(Upload(file: file, staged: staged, reason: object == nil ? "new" : "changed"))
         }
-        // What goes up must be what the manifest describes: checked before anything is written.
+        return uploads
+    }
+
+    /// What goes up must be what the manifest describes: checked before anything is written.
+    private func checkLocalBytes(of uploads: [Upload]) throws(PublishError) {
         for upload in uploads {
             let path = folder + "/" + upload.file.key
             let digest: String
@@ -133,98 +180,89 @@ public struct Publisher: Sendable {
                 throw .local(path: path, reason: "sha256 is \(digest), the manifest says \(upload.file.sha256) (run coursepack verify)")
             }
         }
-        report.uploads = uploads.map { .init(key: $0.file.key, bytes: $0.file.size, reason: $0.reason, stagedAs: $0.staged) }
-        let localManifestData = ManifestFile.encode(local)
-        let remoteManifestData = remote.map(ManifestFile.encode)
+    }
 
+    /// The record written before anything else: what the live manifest stops naming starts its
+    /// grace period, and everything the new manifest names that the live one does not, uploaded
+    /// now or already there (even an archive taken back from `removed`), is pending: if this
+    /// publish dies before its manifest, the next one finds them here and schedules their deletion.
+    private func nextRecord(after record: PublishRecord, named: Set<String>, live: Set<String>, uploads: [Upload]) -> PublishRecord {
         var next = record
         next.removed = next.removed.filter { !named.contains($0.key) }
         let stamp = Self.timestamp(options.now())
         for key in live.subtracting(named) { next.removed[key] = stamp }
         let orphans = Set(next.pending).subtracting(named).subtracting(live)
         for key in orphans where next.removed[key] == nil { next.removed[key] = stamp }
-        // Everything the new manifest names that the live one does not, uploaded now or already
-        // there (even an archive taken back from `removed`): if this publish dies before its
-        // manifest, the next one finds them here and schedules their deletion.
         next.pending = Array(named.subtracting(live).union(uploads.compactMap { $0.staged })).sorted()
+        return next
+    }
 
-        if options.dryRun {
-            let now = options.now()
-            for (key, since) in next.removed.sorted(by: { $0.key < $1.key }) {
-                let deleteAfter = (Self.date(since) ?? now).addingTimeInterval(options.keepRemoved)
-                if deleteAfter <= now, !live.contains(key) {
-                    report.deleted.append(key)
-                } else {
-                    report.scheduledDeletions.append(.init(key: key, deleteAfter: Self.timestamp(deleteAfter)))
-                }
+    /// What a real publish would delete now and what it would schedule.
+    private func dryRun(_ next: PublishRecord, live: Set<String>, report: inout PublishReport) {
+        let now = options.now()
+        for (key, since) in next.removed.sorted(by: { $0.key < $1.key }) {
+            let deleteAfter = (Self.date(since) ?? now).addingTimeInterval(options.keepRemoved)
+            if deleteAfter <= now, !live.contains(key) {
+                report.deleted.append(key)
+            } else {
+                report.scheduledDeletions.append(.init(key: key, deleteAfter: Self.timestamp(deleteAfter)))
             }
-            report.manifestUploaded = remoteManifestData != localManifestData || !uploads.isEmpty
-            report.seconds = Date().timeIntervalSince(started)
-            return report
         }
+    }
 
-        var changed = false
-        do {
-            if next != record {
-                try await putRecord(next, report: &report)
-                changed = true
-            }
-            // 1. Archives: new ones at their names, changed ones beside the ones in use.
-            let first = try await forEach(uploads) { upload throws(StoreError) in
-                let key = upload.staged ?? upload.file.key
-                try await store.put(key, file: folder + "/" + upload.file.key, metadata: archiveMetadata(upload.file))
-                return "PUT \(key)"
-            }
-            report.writes += first
-            changed = changed || !first.isEmpty
-            let staged = uploads.filter { $0.staged != nil }
-            if !staged.isEmpty {
-                // 2. A manifest naming the staged copies, then the copies under their own names.
-                let interim = Self.pointing(local, staged: Dictionary(uniqueKeysWithValues: staged.map { ($0.file.key, $0.staged ?? $0.file.key) }))
-                try await putManifest(ManifestFile.encode(interim), report: &report)
-                report.writes += try await forEach(staged) { upload throws(StoreError) in
-                    guard let source = upload.staged, upload.file.size <= S3Store.largestCopy else {
-                        try await store.put(upload.file.key, file: folder + "/" + upload.file.key, metadata: archiveMetadata(upload.file))
-                        return "PUT \(upload.file.key)"
-                    }
-                    // The bytes are there already: the target copies them, nothing goes up twice.
-                    try await store.copy(source, to: upload.file.key, metadata: archiveMetadata(upload.file))
-                    return "COPY \(source) \(upload.file.key)"
-                }
-            }
-            // 3. The manifest, last.
-            if remoteManifestData != localManifestData || !staged.isEmpty {
-                try await putManifest(localManifestData, report: &report)
-                changed = true
-            }
-            report.bytesUploaded = uploads.reduce(0) { $0 + $1.file.size + ($1.staged != nil && $1.file.size > S3Store.largestCopy ? $1.file.size : 0) }
-
-            // 4. The grace period of what that manifest stopped naming starts now.
-            var after = next
-            let replaced = Self.timestamp(options.now())
-            for key in live.subtracting(named) { after.removed[key] = replaced }
-            for upload in staged { if let key = upload.staged { after.removed[key] = replaced } }
-            after.pending = []
-            let now = options.now()
-            let due = after.removed.filter { (Self.date($0.value) ?? now).addingTimeInterval(options.keepRemoved) <= now }.keys.sorted()
-            if after != next { try await putRecord(after, report: &report) }
-            if !due.isEmpty {
-                for key in due {
-                    try await store.delete(key)
-                    report.writes.append("DELETE \(key)")
-                    report.deleted.append(key)
-                    after.removed[key] = nil
-                }
-                try await putRecord(after, report: &report)
-            }
-            report.scheduledDeletions = after.removed.sorted(by: { $0.key < $1.key }).map {
-                .init(key: $0.key, deleteAfter: Self.timestamp((Self.date($0.value) ?? now).addingTimeInterval(options.keepRemoved)))
-            }
-        } catch {
-            throw .store(error, changedTarget: changed)
+    /// 1. Archives: new ones at their names, changed ones beside the ones in use. 2. For those,
+    /// a manifest naming the staged copies, then the copies under their own names. Returns
+    /// whether anything was written.
+    private func upload(_ uploads: [Upload], of local: CourseManifest, report: inout PublishReport) async throws(StoreError) -> Bool {
+        let first = try await forEach(uploads) { upload throws(StoreError) in
+            let key = upload.staged ?? upload.file.key
+            try await store.put(key, file: folder + "/" + upload.file.key, metadata: archiveMetadata(upload.file))
+            return "PUT \(key)"
         }
-        report.seconds = Date().timeIntervalSince(started)
-        return report
+        report.writes += first
+        let staged = uploads.filter { $0.staged != nil }
+        if !staged.isEmpty {
+            let interim = Self.pointing(local, staged: Dictionary(uniqueKeysWithValues: staged.map { ($0.file.key, $0.staged ?? $0.file.key) }))
+            try await putManifest(ManifestFile.encode(interim), report: &report)
+            report.writes += try await forEach(staged) { upload throws(StoreError) in
+                guard let source = upload.staged, upload.file.size <= S3Store.largestCopy else {
+                    try await store.put(upload.file.key, file: folder + "/" + upload.file.key, metadata: archiveMetadata(upload.file))
+                    return "PUT \(upload.file.key)"
+                }
+                // The bytes are there already: the target copies them, nothing goes up twice.
+                try await store.copy(source, to: upload.file.key, metadata: archiveMetadata(upload.file))
+                return "COPY \(source) \(upload.file.key)"
+            }
+        }
+        report.bytesUploaded = uploads.reduce(0) { $0 + $1.file.size + ($1.staged != nil && $1.file.size > S3Store.largestCopy ? $1.file.size : 0) }
+        return !first.isEmpty
+    }
+
+    /// 4. The grace period of what the new manifest stopped naming starts now; what has waited
+    /// long enough is deleted.
+    private func startGracePeriods(
+        _ next: PublishRecord, live: Set<String>, named: Set<String>, uploads: [Upload], report: inout PublishReport
+    ) async throws(StoreError) {
+        var after = next
+        let replaced = Self.timestamp(options.now())
+        for key in live.subtracting(named) { after.removed[key] = replaced }
+        for upload in uploads { if let key = upload.staged { after.removed[key] = replaced } }
+        after.pending = []
+        let now = options.now()
+        let due = after.removed.filter { (Self.date($0.value) ?? now).addingTimeInterval(options.keepRemoved) <= now }.keys.sorted()
+        if after != next { try await putRecord(after, report: &report) }
+        if !due.isEmpty {
+            for key in due {
+                try await store.delete(key)
+                report.writes.append("DELETE \(key)")
+                report.deleted.append(key)
+                after.removed[key] = nil
+            }
+            try await putRecord(after, report: &report)
+        }
+        report.scheduledDeletions = after.removed.sorted(by: { $0.key < $1.key }).map {
+            .init(key: $0.key, deleteAfter: Self.timestamp((Self.date($0.value) ?? now).addingTimeInterval(options.keepRemoved)))
+        }
     }
 
     // MARK: Steps

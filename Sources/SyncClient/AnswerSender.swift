@@ -125,7 +125,7 @@ public struct AnswerSender: Sendable {
                 try outbox.update(entry)
                 // Later answers of a block wait for its earlier ones, so they reach the LMS in order.
                 if entry.state == .pending && !stopAll {
-                    let rest = waiting.filter { $0.usageID == block && $0.timestamp > entry.timestamp }.count
+                    let rest = waiting.drop { $0.id != entry.id }.dropFirst().filter { $0.usageID == block }.count
                     summary.kept += rest
                     break
                 }

@@ -62,8 +62,8 @@ public enum OutboxError: Error, Equatable, CustomStringConvertible {
 
 /// Answers given offline, kept in an append-only journal (`outbox.jsonl`): each line records an
 /// answer or a change of its state and is synced to disk before the call returns, so nothing
-/// acknowledged is lost to a crash or a power cut; a line cut short by one is ignored when the
-/// journal is read. An append-only file rather than SQLite: a few records a day per learner,
+/// acknowledged is lost to a crash or a power cut; a line cut short by one, or damaged, is
+/// skipped when the journal is read, costing that record only. An append-only file rather than SQLite: a few records a day per learner,
 /// no query beyond "in timestamp order", and no library for an app to link.
 ///
 /// Sending is at least once: an answer is marked `sending` before its request, so one whose
@@ -91,7 +91,10 @@ public struct Outbox: Sendable {
             guard let record = try? decoder.decode(Record.self, from: Data(line)) else { continue }
             latest[record.entry.id] = record.entry
         }
-        return latest.values.sorted { ($0.timestamp, $0.id) < ($1.timestamp, $1.id) }
+        // By instant, not by text: `add` takes any ISO 8601 form (with or without milliseconds,
+        // any offset), whose strings do not sort as their times do.
+        let dated = latest.values.map { (Self.parseTimestamp($0.timestamp) ?? .distantPast, $0) }
+        return dated.sorted { ($0.0, $0.1.timestamp, $0.1.id) < ($1.0, $1.1.timestamp, $1.1.id) }.map(\.1)
     }
 
     /// Records a new answer. Its id must be new; fields must name CAPA inputs.
@@ -120,9 +123,16 @@ public struct Outbox: Sendable {
         let folder = DurableFile.folder(of: path)
         try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let existed = access(path, F_OK) == 0
-        let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        let fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw .unwritable(path: path, reason: String(cString: strerror(errno))) }
         defer { close(fd) }
+        // A crash may have cut the last record short: start on a line of its own, or this
+        // record would be glued to the torn one and ignored with it.
+        var info = stat()
+        var last: UInt8 = 0
+        if fstat(fd, &info) == 0, info.st_size > 0, pread(fd, &last, 1, info.st_size - 1) == 1, last != UInt8(ascii: "\n") {
+            line.insert(UInt8(ascii: "\n"), at: 0)
+        }
         let written = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         guard written == line.count, fsync(fd) == 0 else {
             throw .unwritable(path: path, reason: String(cString: strerror(errno)))

@@ -168,7 +168,9 @@ public struct SyncClient: Sendable {
                 blocks.append(block)
             } else if installedNow.contains(block.usageID) {
                 blocks.append(block)
-            } else if let old = before[block.usageID], !removedIDs.contains(old.usageID) {
+            } else if let old = before[block.usageID], old.isOffline, !removedIDs.contains(old.usageID) {
+                // Only an installed block keeps its old entry; a stale online-only one would hide
+                // that the server now offers the block offline.
                 blocks.append(old)
             }
         }

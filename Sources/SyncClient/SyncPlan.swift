@@ -19,7 +19,9 @@ public struct SyncPlan: Sendable {
         server: CourseManifest, installed: CourseManifest?, selection: Set<String> = [], emptySelectionMeansAll: Bool = true,
         isPresent: (BlockEntry) -> Bool = { _ in true }
     ) {
-        let local = Dictionary((installed?.blocks ?? []).map { ($0.usageID, $0) }, uniquingKeysWith: { a, _ in a })
+        // The local manifest also lists the server's online-only blocks; they are not installed,
+        // and counting them would download a block that turns offline-capable outside the selection.
+        let local = Dictionary((installed?.blocks ?? []).filter(\.isOffline).map { ($0.usageID, $0) }, uniquingKeysWith: { a, _ in a })
         let offered = Dictionary(server.blocks.filter(\.isOffline).map { ($0.usageID, $0) }, uniquingKeysWith: { a, _ in a })
         func chosen(_ block: BlockEntry) -> Bool {
             (selection.isEmpty && emptySelectionMeansAll) || selection.contains(block.usageID) || block.parents.contains { selection.contains($0) }

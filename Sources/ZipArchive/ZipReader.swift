@@ -172,6 +172,62 @@ public struct ZipReader {
 
     private static func centralDirectory(_ file: InputFile, path: String, limits: Limits) throws -> [Entry] {
         func bad(_ reason: String) -> ZipError { .malformed(path: path, reason: reason) }
+        let directory = try locateCentralDirectory(file, path: path)
+        guard directory.count <= UInt64(limits.maximumEntries) else {
+            throw ZipError.limitExceeded(path: path, reason: "\(directory.count) entries (limit \(limits.maximumEntries))")
+        }
+        guard directory.offset <= directory.end, directory.size <= directory.end - directory.offset, directory.size <= 256 << 20 else {
+            throw bad("central directory out of bounds (truncated?)")
+        }
+        var cd = ByteReader(try readExactly(file, at: directory.offset, count: Int(directory.size)))
+        var entries: [Entry] = []
+        var names = Set<String>()
+        var total: UInt64 = 0
+        var totalCompressed: UInt64 = 0
+        for _ in 0..<directory.count {
+            let entry = try centralRecord(&cd, number: entries.count + 1, path: path)
+            let name = entry.name
+            guard names.insert(name).inserted else { throw ZipError.unsafeEntry(path: path, entry: name, reason: "appears twice") }
+            guard limits.ratioHolds(uncompressed: entry.uncompressedSize, compressed: entry.compressedSize) else {
+                throw ZipError.limitExceeded(path: path, reason: "entry \"\(name)\" claims \(entry.uncompressedSize) bytes from \(entry.compressedSize) (a zip bomb?)")
+            }
+            let (sum, overflow) = total.addingReportingOverflow(entry.uncompressedSize)
+            guard !overflow, sum <= limits.maximumTotalSize else {
+                throw ZipError.limitExceeded(path: path, reason: "entries total more than \(limits.maximumTotalSize) bytes")
+            }
+            total = sum
+            guard entry.localHeaderOffset < directory.offset, entry.compressedSize <= directory.offset - entry.localHeaderOffset else {
+                throw bad("entry \"\(name)\" lies outside the archive data")
+            }
+            let (compressedSum, wrapped) = totalCompressed.addingReportingOverflow(entry.compressedSize)
+            totalCompressed = wrapped ? .max : compressedSum
+            entries.append(entry)
+        }
+        // Entries whose data overlap are how non-recursive zip bombs multiply one payload.
+        let ordered = entries.sorted { $0.localHeaderOffset < $1.localHeaderOffset }
+        for (a, b) in zip(ordered, ordered.dropFirst()) where a.localHeaderOffset + 30 + a.compressedSize > b.localHeaderOffset {
+            throw ZipError.limitExceeded(path: path, reason: "entries \"\(a.name)\" and \"\(b.name)\" overlap (a zip bomb?)")
+        }
+        // Many entries each small enough to pass alone can still make a bomb together.
+        guard limits.ratioHolds(uncompressed: total, compressed: totalCompressed) else {
+            throw ZipError.limitExceeded(path: path, reason: "\(entries.count) entries claim \(total) bytes from \(totalCompressed) (a zip bomb?)")
+        }
+        return entries
+    }
+
+    /// Where the end records say the central directory is: its entry count, size and offset,
+    /// and where the end records begin (nothing of the directory may lie past that).
+    private struct DirectoryLocation {
+        var count: UInt64
+        var size: UInt64
+        var offset: UInt64
+        var end: UInt64
+    }
+
+    /// The end of central directory record, found from the end of the file, and its ZIP64
+    /// record when the classic fields are saturated.
+    private static func locateCentralDirectory(_ file: InputFile, path: String) throws -> DirectoryLocation {
+        func bad(_ reason: String) -> ZipError { .malformed(path: path, reason: reason) }
         let size = try file.size
         guard size >= 22 else { throw bad("too short to be a ZIP archive (\(size) bytes)") }
         let tailLength = Int(min(size, 22 + 0xFFFF))
@@ -190,95 +246,65 @@ public struct ZipReader {
         guard let eocd else { throw bad("no end of central directory record (truncated?)") }
         let eocdOffset = size - UInt64(tailLength) + UInt64(eocd)
         var r = ByteReader(tail, at: eocd + 8)
-        var count = UInt64(r.u16() ?? 0)
+        var location = DirectoryLocation(count: UInt64(r.u16() ?? 0), size: 0, offset: 0, end: eocdOffset)
         _ = r.u16()
-        var cdSize = UInt64(r.u32() ?? 0)
-        var cdOffset = UInt64(r.u32() ?? 0)
-        if count == 0xFFFF || cdSize == 0xFFFF_FFFF || cdOffset == 0xFFFF_FFFF {
-            guard eocdOffset >= 20 else { throw bad("ZIP64 locator missing") }
-            var locator = ByteReader(try readExactly(file, at: eocdOffset - 20, count: 20))
-            guard locator.u32() == Signature.zip64Locator else { throw bad("ZIP64 locator missing") }
-            _ = locator.u32()
-            let recordOffset = locator.u64() ?? 0
-            // The offset is the archive's word: compare by subtraction so a value near 2^64 cannot wrap.
-            guard eocdOffset >= 56, recordOffset <= eocdOffset - 56 else { throw bad("ZIP64 record out of bounds") }
-            var record = ByteReader(try readExactly(file, at: recordOffset, count: 56))
-            guard record.u32() == Signature.zip64EndOfCentralDirectory else { throw bad("ZIP64 record missing") }
-            record.position = 32
-            count = record.u64() ?? 0
-            cdSize = record.u64() ?? 0
-            cdOffset = record.u64() ?? 0
+        location.size = UInt64(r.u32() ?? 0)
+        location.offset = UInt64(r.u32() ?? 0)
+        guard location.count == 0xFFFF || location.size == 0xFFFF_FFFF || location.offset == 0xFFFF_FFFF else { return location }
+        guard eocdOffset >= 20 else { throw bad("ZIP64 locator missing") }
+        var locator = ByteReader(try readExactly(file, at: eocdOffset - 20, count: 20))
+        guard locator.u32() == Signature.zip64Locator else { throw bad("ZIP64 locator missing") }
+        _ = locator.u32()
+        let recordOffset = locator.u64() ?? 0
+        // The offset is the archive's word: compare by subtraction so a value near 2^64 cannot wrap.
+        guard eocdOffset >= 56, recordOffset <= eocdOffset - 56 else { throw bad("ZIP64 record out of bounds") }
+        var record = ByteReader(try readExactly(file, at: recordOffset, count: 56))
+        guard record.u32() == Signature.zip64EndOfCentralDirectory else { throw bad("ZIP64 record missing") }
+        record.position = 32
+        location.count = record.u64() ?? 0
+        location.size = record.u64() ?? 0
+        location.offset = record.u64() ?? 0
+        return location
+    }
+
+    /// One central directory record, refused when it is encrypted, compressed another way,
+    /// unsafely named, or a link or special file.
+    private static func centralRecord(_ cd: inout ByteReader, number: Int, path: String) throws -> Entry {
+        func bad(_ reason: String) -> ZipError { .malformed(path: path, reason: reason) }
+        guard cd.u32() == Signature.centralFile else { throw bad("central directory entry \(number) is damaged") }
+        guard let madeBy = cd.u16(), cd.u16() != nil, let flags = cd.u16(), let methodRaw = cd.u16(),
+            cd.u32() != nil, let crc = cd.u32(), let compressed32 = cd.u32(), let uncompressed32 = cd.u32(),
+            let nameLength = cd.u16(), let extraLength = cd.u16(), let commentLength = cd.u16(),
+            cd.u16() != nil, cd.u16() != nil, let external = cd.u32(), let offset32 = cd.u32(),
+            let nameBytes = cd.take(Int(nameLength)), let extra = cd.take(Int(extraLength)), cd.take(Int(commentLength)) != nil
+        else { throw bad("central directory is truncated") }
+        let name = String(decoding: nameBytes, as: UTF8.self)
+        guard flags & 1 == 0 else { throw ZipError.unsafeEntry(path: path, entry: name, reason: "encrypted entries are not supported") }
+        guard let method = CompressionMethod(rawValue: methodRaw) else {
+            throw ZipError.unsafeEntry(path: path, entry: name, reason: "compression method \(methodRaw) is not supported")
         }
-        guard count <= UInt64(limits.maximumEntries) else {
-            throw ZipError.limitExceeded(path: path, reason: "\(count) entries (limit \(limits.maximumEntries))")
+        var compressed = UInt64(compressed32)
+        var uncompressed = UInt64(uncompressed32)
+        var offset = UInt64(offset32)
+        var fields = ByteReader(Array(extra))
+        while let id = fields.u16(), let length = fields.u16(), let data = fields.take(Int(length)) {
+            guard id == 0x0001 else { continue }
+            var zip64 = ByteReader(Array(data))
+            if uncompressed32 == 0xFFFF_FFFF { uncompressed = zip64.u64() ?? uncompressed }
+            if compressed32 == 0xFFFF_FFFF { compressed = zip64.u64() ?? compressed }
+            if offset32 == 0xFFFF_FFFF { offset = zip64.u64() ?? offset }
         }
-        guard cdOffset <= eocdOffset, cdSize <= eocdOffset - cdOffset, cdSize <= 256 << 20 else {
-            throw bad("central directory out of bounds (truncated?)")
+        let isDirectory = name.hasSuffix("/")
+        do {
+            try EntryName.validate(isDirectory ? String(name.dropLast()) : name)
+        } catch {
+            throw ZipError.unsafeEntry(path: path, entry: name, reason: "\(error)")
         }
-        var cd = ByteReader(try readExactly(file, at: cdOffset, count: Int(cdSize)))
-        var entries: [Entry] = []
-        var names = Set<String>()
-        var total: UInt64 = 0
-        var totalCompressed: UInt64 = 0
-        for _ in 0..<count {
-            guard cd.u32() == Signature.centralFile else { throw bad("central directory entry \(entries.count + 1) is damaged") }
-            guard let madeBy = cd.u16(), cd.u16() != nil, let flags = cd.u16(), let methodRaw = cd.u16(),
-                cd.u32() != nil, let crc = cd.u32(), let compressed32 = cd.u32(), let uncompressed32 = cd.u32(),
-                let nameLength = cd.u16(), let extraLength = cd.u16(), let commentLength = cd.u16(),
-                cd.u16() != nil, cd.u16() != nil, let external = cd.u32(), let offset32 = cd.u32(),
-                let nameBytes = cd.take(Int(nameLength)), let extra = cd.take(Int(extraLength)), cd.take(Int(commentLength)) != nil
-            else { throw bad("central directory is truncated") }
-            let name = String(decoding: nameBytes, as: UTF8.self)
-            guard flags & 1 == 0 else { throw ZipError.unsafeEntry(path: path, entry: name, reason: "encrypted entries are not supported") }
-            guard let method = CompressionMethod(rawValue: methodRaw) else {
-                throw ZipError.unsafeEntry(path: path, entry: name, reason: "compression method \(methodRaw) is not supported")
-            }
-            var compressed = UInt64(compressed32)
-            var uncompressed = UInt64(uncompressed32)
-            var offset = UInt64(offset32)
-            var fields = ByteReader(Array(extra))
-            while let id = fields.u16(), let length = fields.u16(), let data = fields.take(Int(length)) {
-                guard id == 0x0001 else { continue }
-                var zip64 = ByteReader(Array(data))
-                if uncompressed32 == 0xFFFF_FFFF { uncompressed = zip64.u64() ?? uncompressed }
-                if compressed32 == 0xFFFF_FFFF { compressed = zip64.u64() ?? compressed }
-                if offset32 == 0xFFFF_FFFF { offset = zip64.u64() ?? offset }
-            }
-            let isDirectory = name.hasSuffix("/")
-            do {
-                try EntryName.validate(isDirectory ? String(name.dropLast()) : name)
-            } catch {
-                throw ZipError.unsafeEntry(path: path, entry: name, reason: "\(error)")
-            }
-            let unixMode = madeBy >> 8 == 3 ? (external >> 16) & 0o170000 : 0
-            guard unixMode == 0 || unixMode == 0o100000 || unixMode == 0o040000 else {
-                throw ZipError.unsafeEntry(path: path, entry: name, reason: "a symbolic link or special file")
-            }
-            guard names.insert(name).inserted else { throw ZipError.unsafeEntry(path: path, entry: name, reason: "appears twice") }
-            guard limits.ratioHolds(uncompressed: uncompressed, compressed: compressed) else {
-                throw ZipError.limitExceeded(path: path, reason: "entry \"\(name)\" claims \(uncompressed) bytes from \(compressed) (a zip bomb?)")
-            }
-            let (sum, overflow) = total.addingReportingOverflow(uncompressed)
-            guard !overflow, sum <= limits.maximumTotalSize else {
-                throw ZipError.limitExceeded(path: path, reason: "entries total more than \(limits.maximumTotalSize) bytes")
-            }
-            total = sum
-            guard offset < cdOffset, compressed <= cdOffset - offset else { throw bad("entry \"\(name)\" lies outside the archive data") }
-            let (compressedSum, wrapped) = totalCompressed.addingReportingOverflow(compressed)
-            totalCompressed = wrapped ? .max : compressedSum
-            entries.append(Entry(name: name, method: method, crc32: crc, compressedSize: compressed,
-                                 uncompressedSize: uncompressed, localHeaderOffset: offset))
+        let unixMode = madeBy >> 8 == 3 ? (external >> 16) & 0o170000 : 0
+        guard unixMode == 0 || unixMode == 0o100000 || unixMode == 0o040000 else {
+            throw ZipError.unsafeEntry(path: path, entry: name, reason: "a symbolic link or special file")
         }
-        // Entries whose data overlap are how non-recursive zip bombs multiply one payload.
-        let ordered = entries.sorted { $0.localHeaderOffset < $1.localHeaderOffset }
-        for (a, b) in zip(ordered, ordered.dropFirst()) where a.localHeaderOffset + 30 + a.compressedSize > b.localHeaderOffset {
-            throw ZipError.limitExceeded(path: path, reason: "entries \"\(a.name)\" and \"\(b.name)\" overlap (a zip bomb?)")
-        }
-        // Many entries each small enough to pass alone can still make a bomb together.
-        guard limits.ratioHolds(uncompressed: total, compressed: totalCompressed) else {
-            throw ZipError.limitExceeded(path: path, reason: "\(entries.count) entries claim \(total) bytes from \(totalCompressed) (a zip bomb?)")
-        }
-        return entries
+        return Entry(name: name, method: method, crc32: crc, compressedSize: compressed, uncompressedSize: uncompressed, localHeaderOffset: offset)
     }
 
     /// Removes a file or folder tree without following symlinks out of it.

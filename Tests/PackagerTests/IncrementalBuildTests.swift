@@ -192,6 +192,36 @@ func id(_ name: String) -> String { "block-v1:O+N+r+type@html+block@\(name)" }
         #expect(try manifest(in: out).publishedAt == "2026-11-22T10:00:00Z")
     }
 
+    /// Per-block memos: an edit to one page renders that page alone, and what the others
+    /// reported (their warnings) is reported again without rendering them.
+    @Test func aOnePageEditRendersOnlyThatPage() throws {
+        let course = try settledCourse()
+        let (out, first) = try build(course)
+        #expect(first.counts.rendered == 4)
+        try TestSupport.write(["html/b.html": "<p>Block b, edited</p>"], under: course)
+        let (_, edited) = try build(course, into: out, publishedAt: "2026-12-01T00:00:00Z")
+        #expect(edited.counts.rendered == 1 && edited.counts.built == 1 && edited.counts.reused == 3)
+        #expect(edited.warnings == first.warnings, "block d's unresolved link is reported though d was not rendered")
+        let fresh = TestSupport.temporaryFolder("out")
+        _ = try build(course, into: fresh, publishedAt: "2026-12-01T00:00:00Z")
+        #expect(try archiveBytes(out) == archiveBytes(fresh), "the same archives as a build from scratch")
+    }
+
+    /// What every page shares (a static file, a display name other pages link by, a template
+    /// setting) is an input of every page: a change to it renders them all again.
+    @Test func aChangeToWhatPagesShareRendersThemAll() throws {
+        let course = try settledCourse()
+        let (out, _) = try build(course)
+        Thread.sleep(forTimeInterval: 2.2)
+        try TestSupport.write(["static/shared.png": "PNG shared image, new"], under: course)
+        let (_, report) = try build(course, into: out, publishedAt: "2026-12-01T00:00:00Z")
+        #expect(report.counts.rendered == 4, "every page is made again")
+        #expect(report.counts.built == 3, "the three pages showing the image")
+        let fresh = TestSupport.temporaryFolder("out")
+        _ = try build(course, into: fresh, publishedAt: "2026-12-01T00:00:00Z")
+        #expect(try archiveBytes(out) == archiveBytes(fresh))
+    }
+
     @Test func anEditWhoseModificationTimeWasPutBackIsStillSeen() throws {
         let course = try settledCourse()
         let path = course + "/html/b.html"

@@ -111,23 +111,15 @@ import TestSupport
         #expect(try page(out, "problem/choice.zip", "coursepack.css").contains(".coursepack-choice { display: flex;"))
     }
 
+    /// The pages, with and without an LMS to send the reader to, are pinned by the snapshots
+    /// `jump-to-a-block-without-an-archive` and `…-with-lms-url`, built from the same course;
+    /// here, what is reported: the missing file and the course page no `--lms-url` can reach, but
+    /// not the jump to the discussion, which is online only by design.
     @Test func linksToBlocksWithoutAnArchiveOpenTheLMSOrSaySo() throws {
-        let leaves: [(type: String, name: String, xml: String)] = [
-            ("html", "links", #"<html filename="links"/>"#),
-            ("discussion", "talk", #"<discussion discussion_id="d"/>"#),
-        ]
-        let extra = ["html/links.html": #"<a href="/jump_to_id/talk">Discuss</a> <a href="Not A File">broken</a>"#]
-        let (plain, plainReport) = try build(try courseWith(leaves, extra: extra))
-        let html = try page(plain, "html/links.zip")
-        #expect(html.contains(##"<a href="#coursepack-online-only">Discuss</a> <a href="#coursepack-online-only">broken</a>"##))
-        #expect(html.contains(#"<p id="coursepack-online-only" class="coursepack-online-only coursepack-online-note" role="note">"#))
-        #expect(plainReport.warnings.map(\.reference) == ["Not A File"])
-
-        let course = try courseWith(leaves, extra: extra)
-        let out = TestSupport.temporaryFolder("lms") + "/out"
-        let options = try BuildOptions(outputFolder: out, publishedAt: "2026-11-22T10:00:00Z", jobs: 1, lmsURL: "https://lms.example.org/")
-        _ = try CoursePackager(options: options).build(coursePath: course)
-        #expect(try page(out, "html/links.zip").contains(#"<a href="https://lms.example.org/courses/course-v1:O+N+r/jump_to/block-v1:O+N+r+type@discussion+block@talk">Discuss</a>"#))
+        let leaves = PageSnapshotCase.jumpLeaves.map { ($0.type, $0.name, $0.xml) }
+        let (plain, plainReport) = try build(try courseWith(leaves, extra: PageSnapshotCase.jumpFiles))
+        #expect(plainReport.warnings.map(\.reference) == ["Not A File", "/courses/course-v1:O+N+r/progress"])
+        #expect(try manifest(in: plain).blocks.map(\.archive) == ["html/links.zip", nil])
     }
 
     @Test func aUnitsStyleOnlyComponentStylesEveryOtherPageOfTheUnit() throws {
@@ -141,11 +133,11 @@ import TestSupport
             "static/unit.css": "p { margin: 0 }",
         ])
         let (out, _) = try build(course)
+        // The heads the other pages get are pinned by the snapshot `unit-style-only-component`.
         for archive in ["html/text.zip", "problem/q.zip"] {
-            let html = try page(out, archive)
-            #expect(html.contains("<link rel=\"stylesheet\" href=\"static/unit.css\">\n<style>p { color: teal }</style>\n</head>"), "\(archive)")
-            #expect(try entries(out, archive).contains("static/unit.css"))
+            #expect(try entries(out, archive).contains("static/unit.css"), "the stylesheet travels with every page it styles: \(archive)")
         }
+        // The component itself keeps its elements where it has them, not twice.
         #expect(!(try page(out, "html/styles.zip")).contains("</style>\n</head>"))
     }
 

@@ -1,0 +1,93 @@
+import BlockRenderer
+import CourseExport
+import IncrementalBuild
+
+/// Everything a block's page is made from, as one digest per block: its own definition (the
+/// parsed element and its bytes, merged attributes, place in the course, groups), the file
+/// holding its HTML, the style-only head of its unit, and the course-wide context every page
+/// shares (settings and program, course identity and language, where every link to another
+/// block lands, and a stamp of the static files). Equal digests, equal pages: a block whose
+/// digest is unchanged is not rendered again. A missed input would publish a stale page, so
+/// the property test compares incremental builds with fresh ones after random edits.
+struct BlockInputs: Sendable {
+    /// Nil when the static files cannot be stamped reliably: every block is rendered.
+    let context: String?
+
+    init(settings: [String], course: Course, plan: PagePlan, export: ExportDirectory) {
+        guard let statics = IncrementalBuild.stamp(ofFolder: export.path("static")) else {
+            context = nil
+            return
+        }
+        var digest = InputDigest("coursepack-block-context-v1")
+        for setting in settings { digest.add(setting) }
+        for field in [course.id, course.displayName, course.language, statics] { digest.add(field) }
+        for (label, targets) in [("jump", plan.jumpTargets), ("online", plan.onlineTargets)] {
+            digest.add(label)
+            for key in targets.keys.sorted() {
+                digest.add(key)
+                digest.add(targets[key] ?? "")
+            }
+        }
+        context = digest.finish()
+    }
+
+    /// Nil when the block's content cannot be read: it is rendered, and fails as it should.
+    func digest(of block: Block, unitHead: [UInt8], export: ExportDirectory) -> String? {
+        guard let context else { return nil }
+        var digest = InputDigest("coursepack-block-inputs-v1")
+        digest.add(context)
+        for field in [block.type, block.urlName, block.usageID, block.displayName ?? "\u{0}", block.file, block.htmlFile ?? "\u{0}"] {
+            digest.add(field)
+        }
+        for key in block.attributes.keys.sorted() {
+            digest.add(key)
+            digest.add(block.attributes[key] ?? "")
+        }
+        digest.add(block.parents.joined(separator: "\n"))
+        digest.add(block.children.joined(separator: "\n"))
+        for partition in block.groupAccess.keys.sorted() {
+            digest.add("\(partition):\(block.groupAccess[partition] ?? [])")
+        }
+        if let group = block.splitTestGroup {
+            digest.add("\(group.splitTest) \(group.userPartitionID) \(group.groupID.map(String.init) ?? "-")")
+        }
+        Self.add(block.definition, to: &digest)
+        let range = block.definition.contentRange
+        if range.lowerBound >= 0, range.upperBound <= block.definitionSource.count {
+            digest.add(bytes: block.definitionSource[range])
+        }
+        if let file = block.htmlFile {
+            guard let bytes = try? export.read(file) else { return nil }
+            digest.add(bytes: bytes)
+        }
+        digest.add(bytes: unitHead)
+        return digest.finish()
+    }
+
+    /// The parsed element, entities expanded: a DOCTYPE at the top of its file can change it
+    /// without touching its bytes.
+    private static func add(_ element: XMLElement, to digest: inout InputDigest) {
+        var pending: [XMLNode] = [.element(element)]
+        while let node = pending.popLast() {
+            switch node {
+            case .text(let text):
+                digest.add("t")
+                digest.add(text)
+            case .element(let element):
+                digest.add("e")
+                digest.add(element.name)
+                for attribute in element.attributes {
+                    digest.add(attribute.name)
+                    digest.add(attribute.value)
+                }
+                digest.add("\(element.children.count)")
+                pending.append(contentsOf: element.children.reversed())
+            }
+        }
+    }
+}
+
+/// What a block not rendered again must still report: the warnings its page gave.
+struct BlockNote: Codable, Sendable, Equatable {
+    var warnings: [Diagnostic]
+}
