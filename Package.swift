@@ -99,7 +99,7 @@ let package = Package(
             name: "PackagerTests", dependencies: ["Packager", "Manifest", "ZipArchive", "CourseExport", "BlockRenderer", "TestSupport"],
             exclude: ["Snapshots"]
         ),
-        .testTarget(name: "ClientLibraryTests", dependencies: ["ClientTarget", "Manifest"]),
+        .testTarget(name: "ClientLibraryTests", dependencies: ["ClientTarget", "SyncClient", "Manifest", "coursepack", "TestSupport"]),
         .testTarget(name: "SyncClientTests", dependencies: ["SyncClient", "Manifest", "ZipArchive", "TestSupport"]),
         .testTarget(name: "AWSSigV4Tests", dependencies: ["AWSSigV4"]),
         .testTarget(name: "StoragePublisherTests", dependencies: ["StoragePublisher", "AWSSigV4", "Manifest", "coursepack", "coursepack-sync", "TestSupport"]),

@@ -13,5 +13,7 @@ let package = Package(
         .executableTarget(name: "FuzzLinks", dependencies: ["FuzzDriver", .product(name: "LinkRewriter", package: "coursepack")]),
         .executableTarget(name: "FuzzTarGz", dependencies: ["FuzzDriver", .product(name: "CourseExport", package: "coursepack")]),
         .executableTarget(name: "FuzzZip", dependencies: ["FuzzDriver", .product(name: "ZipArchive", package: "coursepack")]),
+        .executableTarget(name: "FuzzManifest", dependencies: ["FuzzDriver", .product(name: "SyncClient", package: "coursepack")]),
+        .executableTarget(name: "FuzzOutbox", dependencies: ["FuzzDriver", .product(name: "SyncClient", package: "coursepack")]),
     ]
 )

@@ -5,7 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${FUZZ_SECONDS:-60}"
-targets="${FUZZ_TARGETS:-FuzzOLX FuzzLinks FuzzTarGz FuzzZip}"
+# Seconds one input may take before libFuzzer calls it a hang: wall-clock time, so on a machine
+# shared with builds (the fuzzers run nice'd) a longer one keeps starvation from looking a hang.
+timeout="${FUZZ_TIMEOUT:-10}"
+targets="${FUZZ_TARGETS:-FuzzOLX FuzzLinks FuzzTarGz FuzzZip FuzzManifest FuzzOutbox}"
 demo=../shared/corpus/openedx-demo-course/course
 work=fuzz
 mkdir -p "$work"
@@ -87,6 +90,49 @@ with zipfile.ZipFile(f"{out}/issue17-small-bombs.zip", "w", zipfile.ZIP_DEFLATED
         z.writestr(f"z{i}.bin", bytes(64 << 10))
 PY
       ;;
+    FuzzManifest)
+      python3 - "$corpus" <<'PY'
+import json, sys
+out = sys.argv[1]
+sha = "ab" * 32
+def block(i, archive, **extra):
+    b = {"usage_id": f"block-v1:O+N+R+type@html+block@b{i}", "type": "html", "display_name": f"B{i}", "parents": [],
+         "archive": archive, "size": 100, "sha256": sha, "content_hash": sha, "last_modified": "2026-01-01T00:00:00Z"}
+    b.update(extra)
+    return b
+def manifest(blocks, **extra):
+    m = {"schema_version": 2, "course_id": "course-v1:O+N+R", "published_at": "2026-01-01T00:00:00Z", "generator": "coursepack 1", "blocks": blocks}
+    m.update(extra)
+    return json.dumps(m, sort_keys=True, indent=2)
+seeds = {
+    "good": manifest([block(0, "html/intro.zip"), block(1, "problem/p-0123abcd.zip"), block(2, None, offline=False, reason="lti")],
+                     runtime={"archive": "runtime/0123456789abcdef.zip", "size": 9, "sha256": sha, "content_hash": sha}),
+    "type-folder": manifest([block(0, "html.zip")]),
+    "nested": manifest([block(0, "html/a.zip"), block(1, "html/a/b.zip")]),
+    "case-collision": manifest([block(0, "html/A.zip"), block(1, "html/a.zip")]),
+    "dotdot": manifest([block(0, "../html/a.zip"), block(1, "html/../../x.zip")]),
+    "duplicate-id": manifest([block(0, "html/a.zip"), block(0, "html/b.zip")]),
+    "huge-size": manifest([block(0, "html/a.zip", size=2**64 - 1)]),
+    "manifest-name": manifest([block(0, "manifest.json"), block(1, ".coursepack-sync/x.zip")]),
+}
+for name, text in seeds.items():
+    open(f"{out}/issue17-{name}.json", "w").write(text)
+PY
+      ;;
+    FuzzOutbox)
+      python3 - "$corpus" <<'PY'
+import json, sys
+out = sys.argv[1]
+def line(i, state="pending", ts="2026-11-23T10:00:00.000Z"):
+    return json.dumps({"entry": {"id": f"a{i}", "usage_id": "block-v1:O+N+R+type@problem+block@p", "content_hash": "ab" * 32,
+                                 "timestamp": ts, "fields": {"input_p_2_1": ["x"], "input_p_3_1[]": ["a", "b"]},
+                                 "state": state, "attempts": 0}}, sort_keys=True)
+journal = "\n".join([line(0), line(1, ts="2026-11-23T09:00:00Z"), line(0, "sending"), line(0, "sent")]) + "\n"
+open(f"{out}/journal.jsonl", "w").write(journal)
+open(f"{out}/cut-short.jsonl", "w").write(journal + line(2)[:40])
+open(f"{out}/same-timestamp.jsonl", "w").write(line(3) + "\n" + line(4) + "\n\n\n" + "{}\n[]\nnull\n")
+PY
+      ;;
   esac
 }
 
@@ -96,12 +142,16 @@ for target in $targets; do
   mkdir -p "$work/crashes/$target"
   echo "== $target for ${seconds}s"
   if ! ASAN_OPTIONS=detect_leaks=0 ".build-fuzz/debug/$target" "$work/corpus/$target" \
-      -max_total_time="$seconds" -max_len=262144 -timeout=10 -rss_limit_mb=2048 \
+      -max_total_time="$seconds" -max_len=262144 -timeout="$timeout" -rss_limit_mb=2048 \
       -artifact_prefix="$work/crashes/$target/" -print_final_stats=1 2>&1 | tee "$work/$target.log" | grep -E "^(#[0-9]+.*DONE|stat::number_of_executed_units|stat::peak_rss|==.*ERROR|SUMMARY)"; then
     :
   fi
-  if ls "$work/crashes/$target"/crash-* "$work/crashes/$target"/timeout-* >/dev/null 2>&1; then
-    echo "!! $target found crashes: $(ls "$work/crashes/$target")"
+  # The run count is the number the note on a fuzz run reports: print it whatever grep kept.
+  echo "   $target: $(sed -n 's/^stat::number_of_executed_units: *//p' "$work/$target.log" | tail -1) inputs run"
+  # Any artifact counts: a crash, a hang (timeout-*) or memory past the limit (oom-*).
+  found=$(find "$work/crashes/$target" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'timeout-*' -o -name 'oom-*' \) | sort)
+  if [ -n "$found" ]; then
+    echo "!! $target found: $found"
     status=1
   fi
 done

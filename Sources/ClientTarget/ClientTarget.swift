@@ -244,7 +244,11 @@ extension ClientTarget {
     public func courseFolder(for courseID: String) throws(ClientError) -> String {
         switch try kind() {
         case .singleCourse:
-            return "."
+            // Another course is not synced into the old layout: the sync migrates it first.
+            guard let top = try? ManifestFile.read(root + "/manifest.json"), top.courseID != courseID else { return "." }
+            var taken = State()
+            taken.courses[Self.folderName(forCourse: top.courseID)] = CourseRecord(courseID: top.courseID, source: "")
+            return freeFolderName(for: courseID, in: taken)
         case .new:
             return Self.folderName(forCourse: courseID)
         case .multiCourse:

@@ -68,6 +68,13 @@ extension ClientTarget {
     func reconcile(state: inout State) -> [String] {
         var done: [String] = []
         let fm = FileManager.default
+        // The target's state is written under its own short lock, not the sync's: a temporary
+        // file goes only when the process that wrote it is gone.
+        for name in ((try? fm.contentsOfDirectory(atPath: stateFolder)) ?? []).sorted() {
+            guard let pid = SyncLeftovers.temporaryPID(name), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            unlink(stateFolder + "/" + name)
+            done.append("\(Self.stateFolderName)/\(name): removed, left by a process that was killed")
+        }
         let keptAtRoot: Set<String> = [Self.stateFolderName, "index.html"]
         for name in ((try? fm.contentsOfDirectory(atPath: root)) ?? []).sorted() where !keptAtRoot.contains(name) && state.courses[name] == nil {
             ZipReader.removeTree(root + "/" + name)

@@ -17,9 +17,19 @@ extension ClientTarget {
         public var pins: [String]
         public var bytes: UInt64
         public var presentBlocks: Int
+        /// Blocks the local manifest names whose folders are missing or damaged.
+        public var damagedBlocks: Int
+        /// What a sync killed meanwhile left (staging folders, partial manifests), which the
+        /// next sync removes; relative to the course folder.
+        public var leftovers: [String]
         public var offlineBlocks: Int
         public var lastUse: Double?
         public var blocks: [BlockStatus]
+    }
+
+    public enum Damage: Sendable, Equatable {
+        case missing
+        case damaged(String)
     }
 
     public struct BlockStatus: Sendable {
@@ -27,15 +37,20 @@ extension ClientTarget {
         public var type: String
         public var displayName: String
         public var offline: Bool
+        /// Installed, and its files are as they were installed.
         public var present: Bool
+        /// Installed (the local manifest names it) but its folder is gone: `missing`, or its
+        /// files differ from what was installed: `damaged`. The next sync repairs both.
+        public var damage: Damage?
         public var bytes: UInt64
         public var pinned: Bool
         public var lastUse: Double?
     }
 
     /// What the target holds; reads only. A single-course target (not yet migrated) is shown
-    /// as its one course.
-    public func status() throws(ClientError) -> StatusReport {
+    /// as its one course. `readingBytes`: every installed file's bytes are checked against
+    /// what was installed, not only its presence and size.
+    public func status(readingBytes: Bool = false) throws(ClientError) -> StatusReport {
         var report = StatusReport()
         var courses: [(folder: String, record: CourseRecord?)]
         switch try kind() {
@@ -48,26 +63,47 @@ extension ClientTarget {
         }
         for (folder, record) in courses {
             let courseRoot = root + "/" + folder
-            guard let installed = InstalledCourse(courseRoot: courseRoot) else { continue }
+            guard let installed = InstalledCourse(courseRoot: courseRoot) else {
+                // Its first sync did not get as far as its manifest: only leftovers to show.
+                if let record {
+                    report.courses.append(CourseStatus(
+                        folder: folder, courseID: record.courseID, title: "", publishedAt: "never (no local manifest yet)", pins: record.pins, bytes: 0,
+                        presentBlocks: 0, damagedBlocks: 0, leftovers: SyncLeftovers(target: courseRoot).find(), offlineBlocks: 0, lastUse: nil, blocks: []))
+                }
+                continue
+            }
             let published = (try? ManifestFile.read(OutlinePage.publishedPath(courseRoot: courseRoot))) ?? installed.manifest
             let pins = record?.pins ?? []
             let view = CourseView(published)
             var blocks: [BlockStatus] = []
             for block in published.blocks {
-                let present = installed.blockBytes[block.usageID] != nil
-                    && block.archive.flatMap(ArchivePath.installFolder(of:)).map { FileManager.default.fileExists(atPath: courseRoot + "/" + $0) } == true
+                // Where it was installed from, which may differ from where the server has it now.
+                let installedEntry = installed.blockBytes[block.usageID] == nil ? nil : installed.manifest.blocks.first { $0.usageID == block.usageID }
+                let damage = installedEntry.flatMap { Self.damage(of: $0, in: courseRoot, readingBytes: readingBytes) }
+                let present = installed.blockBytes[block.usageID] != nil && damage == nil
                 blocks.append(BlockStatus(
                     usageID: block.usageID, type: block.type, displayName: block.displayName ?? "", offline: block.isOffline, present: present,
-                    bytes: installed.bytes(of: block.usageID), pinned: view.isPinned(block.usageID, pins: pins),
+                    damage: damage, bytes: installed.bytes(of: block.usageID), pinned: view.isPinned(block.usageID, pins: pins),
                     lastUse: record?.lastUse[block.usageID]))
             }
             report.courses.append(CourseStatus(
                 folder: folder, courseID: installed.manifest.courseID,
                 title: published.outline?.first { $0.type == "course" }?.displayName ?? "",
                 publishedAt: installed.manifest.publishedAt, pins: pins, bytes: installed.totalBytes,
-                presentBlocks: blocks.filter(\.present).count, offlineBlocks: blocks.filter(\.offline).count,
+                presentBlocks: blocks.filter(\.present).count, damagedBlocks: blocks.filter { $0.damage != nil }.count,
+                leftovers: SyncLeftovers(target: courseRoot).find(), offlineBlocks: blocks.filter(\.offline).count,
                 lastUse: record?.lastUse.values.max(), blocks: blocks))
         }
         return report
+    }
+
+    /// An installed block's folder compared with its inventory; nil when it is as installed or
+    /// nothing records how it was installed (a migrated target).
+    static func damage(of block: BlockEntry, in courseRoot: String, readingBytes: Bool) -> Damage? {
+        guard let archive = block.archive, let folder = ArchivePath.installFolder(of: archive) else { return nil }
+        var info = stat()
+        guard stat(courseRoot + "/" + folder, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else { return .missing }
+        let inventory = BlockInventory.read(BlockInventory.path(stateFolder: courseRoot + "/" + stateFolderName, blockFolder: folder))
+        return inventory?.damage(in: courseRoot + "/" + folder, readingBytes: readingBytes).map(Damage.damaged)
     }
 }

@@ -23,6 +23,11 @@ extension ClientTarget {
         public var jobs = 4
         public var limits = ZipReader.Limits()
         public var timeouts = NetworkTimeouts()
+        /// Bytes this sync may unpack over all its blocks (`--max-unpacked-bytes`).
+        public var maximumUnpackedBytes = SyncClient.Options.defaultMaximumUnpackedBytes
+        /// A source that served another course before and serves this one now replaces it
+        /// (`--replace-course`); otherwise such a sync is refused before anything changes.
+        public var replaceCourse = false
 
         public init(source: SyncSource) { self.source = source }
     }
@@ -38,6 +43,8 @@ extension ClientTarget {
         public var evicted: [String] = []
         /// Blocks asked for that did not fit in the budget.
         public var overBudget: [String] = []
+        /// Courses removed because their source now serves this course (`replaceCourse`).
+        public var replacedCourses: [String] = []
         public var installedBytes: UInt64 = 0
         public var budget: UInt64?
     }
@@ -64,9 +71,11 @@ extension ClientTarget {
             throw .unknownID(id: id, course: server.courseID)
         }
         if (request.next == nil) != (request.after == nil) { throw .invalidRequest("prefetch needs both the number of blocks and the block to start after") }
+        let replaced = try coursesReplaced(by: server.courseID, from: request.source, in: known, replacing: request.replaceCourse)
 
         var state = known
-        let folder = state.courses.first { $0.value.courseID == server.courseID }?.key ?? freeFolderName(for: server.courseID, in: state)
+        for name in replaced { state.courses[name] = nil }
+        let folder = state.courses.first { $0.value.courseID == server.courseID }?.key ?? freeFolderName(for: server.courseID, in: known)
         report.courseFolder = folder
         var record = state.courses[folder] ?? CourseRecord(courseID: server.courseID, source: request.source.description)
         record.source = request.source.description
@@ -88,6 +97,7 @@ extension ClientTarget {
         // Read again under the lock: a sync that finished since the first read is not undone.
         if targetKind == .multiCourse {
             var fresh = try readState()
+            for name in replaced { fresh.courses[name] = nil }
             var current = fresh.courses[folder] ?? record
             current.source = record.source
             current.pins = record.pins
@@ -110,6 +120,20 @@ extension ClientTarget {
                 state.courses[name] = merged
                 report.courseFolder = name
             }
+            // Another course's id may clean to the same folder name as the migrated one's: this
+            // course then gets a folder of its own instead of syncing into (and replacing) it.
+            if let taken = migrated.courses[folder], taken.courseID != server.courseID {
+                let fresh = freeFolderName(for: server.courseID, in: state)
+                state.courses[fresh] = record
+                report.courseFolder = fresh
+            }
+        }
+        // Removed once the lock is held and the course list is final; the record first, so that
+        // a sync cut short leaves a stray folder the next one removes.
+        if !replaced.isEmpty {
+            try saveLastUse(state: state)
+            for name in replaced { ZipReader.removeTree(root + "/" + name) }
+            report.replacedCourses = replaced.compactMap { known.courses[$0]?.courseID }
         }
         let courseFolder = report.courseFolder
         let now = Date().timeIntervalSince1970
@@ -196,6 +220,8 @@ extension ClientTarget {
             source: request.source, target: root + "/" + courseFolder, selection: keep, jobs: request.jobs, limits: request.limits,
             timeouts: request.timeouts)
         options.emptySelectionMeansAll = false
+        options.maximumUnpackedBytes = request.maximumUnpackedBytes
+        options.replaceCourse = request.replaceCourse
         let summary: SyncClient.Summary
         do {
             summary = try await SyncClient(options: options).sync(fetched: fetched, progress: progress)
@@ -274,6 +300,29 @@ extension ClientTarget {
             }
             current = merged
         }
+    }
+
+    /// The course folders whose source now serves `courseID` instead of their course: refused
+    /// unless `replacing`, and refused even then while answers given offline in them wait to be
+    /// sent (replacing the course would delete them).
+    func coursesReplaced(by courseID: String, from source: SyncSource, in state: State, replacing: Bool) throws(ClientError) -> [String] {
+        let folders = state.courses.filter { $0.value.source == source.description && $0.value.courseID != courseID }.keys.sorted()
+        for name in folders {
+            let installed = state.courses[name]?.courseID ?? ""
+            guard replacing else { throw .sync(.otherCourse(target: root + "/" + name, installed: installed, offered: courseID)) }
+            let waiting = Outbox(folder: SyncClient.stateFolder(of: root + "/" + name)).entries().filter { $0.state == .pending || $0.state == .sending }
+            guard waiting.isEmpty else {
+                throw .invalidRequest("\(root)/\(name): \(waiting.count) answers given offline in course \(installed) wait to be sent (sync --submit); it is not replaced")
+            }
+        }
+        return folders
+    }
+
+    /// The course folders a sync of `courseID` from `source` would replace (see above), as
+    /// the target is now: what `sync --dry-run` checks.
+    public func coursesReplaced(by courseID: String, from source: SyncSource, replacing: Bool) throws(ClientError) -> [String] {
+        guard try kind() == .multiCourse else { return [] }
+        return try coursesReplaced(by: courseID, from: source, in: readState(), replacing: replacing)
     }
 
     func freeFolderName(for courseID: String, in state: State) -> String {

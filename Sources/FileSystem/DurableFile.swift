@@ -12,7 +12,8 @@ import Darwin
 public enum DurableFile {
     /// Writes `bytes` to a new file at `temporary` and syncs it; the caller renames it.
     public static func writeSynced(_ bytes: [UInt8], to temporary: String) throws(FileError) {
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        // O_NOFOLLOW: a link planted at the temporary name must not send the bytes elsewhere.
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
         guard fd >= 0 else { throw FileError(path: temporary, operation: "create", errno: errno) }
         var done = 0
         while done < bytes.count {

@@ -52,8 +52,7 @@ extension SyncClient {
                 throw .http(url: shown, status: status)
             }
         }
-        let manifest = try ManifestLoader.decode(data, shown: shown)
-        try ManifestValidation.check(manifest, source: shown)
+        let manifest = try ManifestLoader.validated(data, shown: shown)
         if !remember { store = { _ in } }
         return (manifest, notModified, store)
     }

@@ -26,6 +26,15 @@ public struct SyncClient: Sendable {
         /// Whether an empty `selection` means every block (a plain sync) or none (a target
         /// whose budget leaves room for nothing new: installed blocks are still updated).
         public var emptySelectionMeansAll = true
+        /// Bytes the whole sync may unpack, over all its blocks (see `UnpackBudget`).
+        public var maximumUnpackedBytes: UInt64 = Self.defaultMaximumUnpackedBytes
+        /// Whether a source of another course than the one installed may replace it; when
+        /// false such a sync is refused before anything changes.
+        public var replaceCourse = false
+
+        /// Twice the largest archive `ZipReader` unpacks by default: room for a course of
+        /// long videos, and a bound on what a hostile manifest of many small bombs costs.
+        public static let defaultMaximumUnpackedBytes: UInt64 = 32 << 30
 
         public init(
             source: SyncSource, target: String, selection: Set<String> = [], jobs: Int = 4, limits: ZipReader.Limits = .init(),
@@ -45,6 +54,8 @@ public struct SyncClient: Sendable {
         public var downloadedBlocks = 0
         public var downloadedBytes: UInt64 = 0
         public var removedBlocks = 0
+        /// What a sync killed earlier left and this one removed, relative to the target.
+        public var leftoversRemoved: [String] = []
         public var failures: [(usageID: String, error: SyncError)] = []
         /// The server answered 304 to the manifest request.
         public var manifestNotModified = false
@@ -71,7 +82,15 @@ public struct SyncClient: Sendable {
     /// The plan only; nothing is written.
     public func plan() async throws(SyncError) -> (SyncPlan, notModified: Bool) {
         let (server, notModified, _) = try await fetchServerManifest(remember: false)
-        return (makePlan(Self.withSharedArchives(server), installed: ((try? readInstalled()) ?? nil).map(Self.withSharedArchives)), notModified)
+        let installed = (try? readInstalled()) ?? nil
+        try checkSameCourse(installed: installed, server: server)
+        return (makePlan(Self.withSharedArchives(server), installed: installed.map(Self.withSharedArchives)), notModified)
+    }
+
+    /// A source of another course would otherwise plan every installed block as removed.
+    private func checkSameCourse(installed: CourseManifest?, server: CourseManifest) throws(SyncError) {
+        guard let installed, installed.courseID != server.courseID, !options.replaceCourse else { return }
+        throw .otherCourse(target: options.target, installed: installed.courseID, offered: server.courseID)
     }
 
     /// `fetched`: the server's manifest from `fetchManifest()`, when the caller has it already.
@@ -98,8 +117,12 @@ public struct SyncClient: Sendable {
             (server, notModified, remember) = try await fetchServerManifest(remember: true)
         }
         let installed = try readInstalled()
+        try checkSameCourse(installed: installed, server: server)
+        let leftovers = SyncLeftovers(target: options.target).removeAll()
         var summary = Summary(plan: makePlan(Self.withSharedArchives(server), installed: installed.map(Self.withSharedArchives)))
         summary.manifestNotModified = notModified
+        summary.leftoversRemoved = leftovers
+        let budget = UnpackBudget(limit: options.maximumUnpackedBytes)
 
         // Download and install, a bounded number at a time.
         let downloads = summary.plan.downloads
@@ -109,7 +132,7 @@ public struct SyncClient: Sendable {
             var done = 0
             func start(_ index: Int) {
                 let block = downloads[index]
-                group.addTask { (index, await self.install(block)) }
+                group.addTask { (index, await self.install(block, budget: budget)) }
             }
             while next < min(options.jobs, downloads.count) { start(next); next += 1 }
             for await (index, result) in group {
@@ -219,10 +242,11 @@ public struct SyncClient: Sendable {
     }
 
     /// Downloads, verifies and swaps in one block; returns the bytes transferred.
-    private func install(_ block: BlockEntry) async -> Result<UInt64, SyncError> {
+    private func install(_ block: BlockEntry, budget: UnpackBudget) async -> Result<UInt64, SyncError> {
         guard let archive = block.archive, let folder = ArchivePath.installFolder(of: archive),
             let sha = block.sha256, let size = block.size
         else { return .failure(.unsafeManifest(source: options.source.description, reason: "block \(block.usageID) cannot be installed")) }
+        guard !budget.isExhausted else { return .failure(.unpackBudget(archive: archive, limit: budget.limit)) }
         // Keyed by content for resuming, and by block, since two blocks may share an archive's bytes.
         let partial = stateFolder + "/downloads/\(sha)-\(folder.replacingOccurrences(of: "/", with: "_")).zip"
         let bytes: UInt64
@@ -244,15 +268,29 @@ public struct SyncClient: Sendable {
         let parent = options.target + "/" + (slash.map { String(folder[..<$0]) } ?? "")
         let name = slash.map { String(folder[folder.index(after: $0)...]) } ?? folder
         let staging = parent + "/.\(name).new-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let reader: ZipReader
+        do {
+            reader = try ZipReader(path: partial, limits: options.limits)
+        } catch {
+            unlink(partial)
+            return .failure(.verification(archive: archive, reason: "\(error); the installed version is kept"))
+        }
+        // The verified download stays for a later sync with a larger budget to unpack.
+        let unpacked = reader.entries.reduce(UInt64(0)) { total, entry in
+            let (sum, overflow) = total.addingReportingOverflow(entry.uncompressedSize)
+            return overflow ? .max : sum
+        }
+        guard budget.reserve(unpacked) else { return .failure(.unpackBudget(archive: archive, limit: budget.limit)) }
         do {
             try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
             // Synced before the swap: a power cut never leaves an installed folder whose files
             // were not written, under a local manifest that says they are there.
-            let reader = try ZipReader(path: partial, limits: options.limits)
             try reader.extract(into: staging, synced: true)
             // What the folder holds, so a later sync can tell a damaged install from a good one.
             try BlockInventory(entries: reader.entries).write(to: BlockInventory.path(stateFolder: stateFolder, blockFolder: folder))
         } catch {
+            budget.release(unpacked)
+            ZipReader.removeTree(staging)
             unlink(partial)
             return .failure(.verification(archive: archive, reason: "\(error); the installed version is kept"))
         }

@@ -45,6 +45,10 @@ public enum SyncError: Error, Equatable, CustomStringConvertible {
     case unsafeManifest(source: String, reason: String)
     case verification(archive: String, reason: String)
     case local(path: String, reason: String)
+    /// The target holds another course than the source offers (and replacing it was not asked).
+    case otherCourse(target: String, installed: String, offered: String)
+    /// Unpacking the archive would take the sync past its budget of unpacked bytes.
+    case unpackBudget(archive: String, limit: UInt64)
 
     public var description: String {
         switch self {
@@ -54,6 +58,10 @@ public enum SyncError: Error, Equatable, CustomStringConvertible {
         case .unsafeManifest(let source, let reason): return "\(source): refused: \(reason)"
         case .verification(let archive, let reason): return "\(archive): \(reason)"
         case .local(let path, let reason): return "\(path): \(reason)"
+        case .otherCourse(let target, let installed, let offered):
+            return "\(target) holds course \(installed), the source offers \(offered): refusing to replace it; nothing was changed (--replace-course replaces it)"
+        case .unpackBudget(let archive, let limit):
+            return "\(archive): not unpacked, the sync would unpack more than its budget of \(limit) bytes (--max-unpacked-bytes); the installed version is kept"
         }
     }
 }
@@ -102,6 +110,14 @@ public enum ManifestLoader {
             throw .unreachable(source: shown, reason: "no manifest.json there")
         }
         return data
+    }
+
+    /// A server's manifest from its bytes, parsed and checked as untrusted input the way a sync
+    /// checks it before downloading anything (the fuzz target `FuzzManifest` drives this).
+    public static func validated(_ data: Data, shown: String) throws(SyncError) -> CourseManifest {
+        let manifest = try decode(data, shown: shown)
+        try ManifestValidation.check(manifest, source: shown)
+        return manifest
     }
 
     /// Parses a manifest from a source that may be hostile, within a size bound.

@@ -22,17 +22,25 @@ struct Status: ParsableCommand {
     @Argument(help: "A folder kept by `coursepack sync`.")
     var target: String
 
-    @Flag(name: .long, help: "One line per block too: present or not, size, pinned, last use.")
+    @Flag(name: .long, help: "One line per block too: present, missing, damaged, not downloaded or online only; size, pinned, last use.")
     var blocks = false
+
+    @Flag(name: .long, help: "Read every installed file to find blocks changed in place too (otherwise only missing files and changed sizes are found).")
+    var verify = false
 
     func run() throws {
         let clientTarget = try existingTarget(target)
-        let report = try orExitBadInput { try clientTarget.status() }
+        let report = try orExitBadInput { try clientTarget.status(readingBytes: verify) }
         for course in report.courses {
             print("course \(course.folder)  \(course.courseID)  \(course.title)")
             if blocks {
                 for block in course.blocks {
-                    let state = block.present ? "present " : (block.offline ? "missing " : "online  ")
+                    let state: String
+                    switch block.damage {
+                    case .missing?: state = "missing "
+                    case .damaged?: state = "damaged "
+                    case nil: state = block.present ? "present " : (block.offline ? "absent  " : "online  ")
+                    }
                     let used = block.lastUse.map { "  last use \(Self.time($0))" } ?? ""
                     print("  \(state)  \(block.type)  \(block.present ? "\(block.bytes) bytes" : "-")\(block.pinned ? "  pinned" : "")\(used)  \(block.displayName)")
                 }
@@ -40,6 +48,14 @@ struct Status: ParsableCommand {
             let pins = course.pins.isEmpty ? "none" : course.pins.joined(separator: " ")
             let last = course.lastUse.map(Self.time) ?? "never"
             print("  \(course.presentBlocks) blocks present of \(course.offlineBlocks) offline, \(course.bytes) bytes on disk, pins: \(pins), last use: \(last), published \(course.publishedAt)")
+            for block in course.blocks {
+                switch block.damage {
+                case .missing?: print("  missing: \(block.usageID): its folder is gone; the next sync downloads it again")
+                case .damaged(let reason)?: print("  damaged: \(block.usageID): \(reason); the next sync downloads it again")
+                case nil: break
+                }
+            }
+            for leftover in course.leftovers { print("  leftover: \(leftover): left by a sync that was killed; the next sync removes it") }
         }
         let budget = report.budget.map { "\($0) bytes" } ?? "none"
         print("\(report.courses.count) course\(report.courses.count == 1 ? "" : "s"), \(report.bytes) bytes on disk, budget: \(budget)")

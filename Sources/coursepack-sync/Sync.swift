@@ -41,6 +41,12 @@ struct Sync: AsyncParsableCommand {
     @Option(name: .long, help: "Parallel downloads.")
     var jobs: Int = 4
 
+    @Option(name: .customLong("max-unpacked-bytes"), help: "Bytes this sync may unpack over all its blocks, e.g. 8GB (default 32GiB); a block that would pass it is not unpacked and its installed version kept.")
+    var maxUnpackedBytes: String?
+
+    @Flag(name: .customLong("replace-course"), help: "Let a source that now offers another course than the one synced from it replace that course (otherwise refused).")
+    var replaceCourse = false
+
     @OptionGroup var network: NetworkFlags
 
     @Flag(name: .customLong("dry-run"), help: "Print the plan (blocks and bytes to download and delete, before any budget) and change nothing.")
@@ -63,6 +69,9 @@ struct Sync: AsyncParsableCommand {
         if let budget, ByteSize.parse(budget) == nil {
             throw ValidationError("--budget \"\(budget)\" is not a size (examples: 200MB, 1.5GB, 500MiB, 1048576)")
         }
+        if let maxUnpackedBytes, ByteSize.parse(maxUnpackedBytes).map({ $0 > 0 }) != true {
+            throw ValidationError("--max-unpacked-bytes \"\(maxUnpackedBytes)\" is not a size of at least one byte (examples: 8GB, 500MiB)")
+        }
         if let next, next < 0 { throw ValidationError("--next must be 0 or more") }
         if (next == nil) != (after == nil) { throw ValidationError("--next and --after go together") }
         if submit && lmsURL == nil { throw ValidationError("--submit needs --lms-url") }
@@ -74,10 +83,14 @@ struct Sync: AsyncParsableCommand {
         if dryRun {
             let folder = try await orExitBadInput { () async throws -> String in
                 let server = try await SyncClient.serverManifest(SyncSource(source), timeouts: network.timeouts)
+                for folder in try clientTarget.coursesReplaced(by: server.courseID, from: SyncSource(source), replacing: replaceCourse) {
+                    print("replace   \(folder)  (the course this source served before)")
+                }
                 return try clientTarget.courseFolder(for: server.courseID)
             }
-            let client = SyncClient(options: .init(
-                source: SyncSource(source), target: target + "/" + folder, selection: Set(blocks), jobs: jobs, timeouts: network.timeouts))
+            var options = SyncClient.Options(source: SyncSource(source), target: target + "/" + folder, selection: Set(blocks), jobs: jobs, timeouts: network.timeouts)
+            options.replaceCourse = replaceCourse
+            let client = SyncClient(options: options)
             let (plan, _) = try await orExitBadInput { try await client.plan() }
             for block in plan.new { print("new       \(block.archive ?? "")  \(block.size ?? 0) bytes  \(block.displayName ?? "")") }
             for block in plan.outdated { print("outdated  \(block.archive ?? "")  \(block.size ?? 0) bytes  \(block.displayName ?? "")") }
@@ -139,14 +152,18 @@ struct Sync: AsyncParsableCommand {
         request.after = after
         request.jobs = jobs
         request.timeouts = network.timeouts
+        request.replaceCourse = replaceCourse
+        if let limit = maxUnpackedBytes.flatMap(ByteSize.parse) { request.maximumUnpackedBytes = limit }
         let progress = ProgressLine(enabled: isatty(STDERR_FILENO) == 1)
         let report = try await orExitBadInput(cleanup: progress.finish) {
             try await clientTarget.sync(request) { done, total in progress.update(done, of: total) }
         }
         progress.finish()
         if report.migrated { print("coursepack: moved the course synced here before into \(target)/\(report.courseFolder)/") }
+        for course in report.replacedCourses { print("coursepack: replaced course \(course), which this source served before (--replace-course)") }
         for line in report.repairs { print("repaired: \(line)") }
         guard let summary = report.summary else { return }
+        for leftover in summary.leftoversRemoved { print("repaired: \(report.courseFolder)/\(leftover): removed, left by a sync that was killed") }
         for failure in summary.failures { printError("error: \(failure.usageID): \(failure.error)") }
         let megabytes = Double(summary.downloadedBytes) / 1_048_576
         var extra = ""

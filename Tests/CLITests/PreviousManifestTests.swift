@@ -53,4 +53,19 @@ import TestSupport
         #expect(result.status == 2 && result.stderr.contains("is a symbolic link"), "\(result.stderr)")
         #expect(TestSupport.files(under: outside) == before)
     }
+
+    /// Older versions kept `DIR/.coursepack.lock`; a dangling link planted there once made the
+    /// build create its target outside `DIR`. The lock is now a `flock` on `DIR` itself, and a
+    /// link in the legacy file's place is refused before anything is written.
+    @Test func aDanglingLockLinkInTheOutputFolderCreatesNothingOutside() throws {
+        let root = TestSupport.temporaryFolder("previous")
+        let out = root + "/out"
+        #expect(try TestSupport.coursepack(["build", TestSupport.exampleCourse, "--out", out, "-q"]).status == 0)
+        try FileManager.default.createSymbolicLink(atPath: out + "/.coursepack.lock", withDestinationPath: root + "/created-outside")
+        let before = TestSupport.files(under: out)
+        let result = try TestSupport.coursepack(["build", TestSupport.exampleCourse, "--out", out, "-q"])
+        #expect(result.status == 2 && result.stderr.contains(".coursepack.lock: is a symbolic link"), "\(result.status): \(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: root + "/created-outside"))
+        #expect(TestSupport.files(under: out) == before)
+    }
 }

@@ -87,7 +87,7 @@ import Testing
 
     @Test func theRuntimeComesWithTheSelectedOrInstalledPagesThatLoadItAndOnlyThen() {
         let runtime = Fixture.runtime()
-        let server = SyncClient.withRuntimeEntry(Fixture.manifest([
+        let server = SyncClient.withSharedArchives(Fixture.manifest([
             Fixture.block("math", runtime: runtime.archive), Fixture.block("plain", parents: [Fixture.otherUnit]),
         ], runtime: runtime))
         #expect(server.blocks.last?.type == "runtime" && server.blocks.last?.archive == runtime.archive)
@@ -98,7 +98,7 @@ import Testing
         #expect(ids(SyncPlan(server: server, installed: nil, selection: [Fixture.unit]).new) == [Fixture.usageID("math"), runtimeID])
 
         // A page installed earlier keeps its runtime up to date even outside a new selection.
-        let installed = SyncClient.withRuntimeEntry(Fixture.manifest([Fixture.block("math", runtime: runtime.archive)], runtime: runtime))
+        let installed = SyncClient.withSharedArchives(Fixture.manifest([Fixture.block("math", runtime: runtime.archive)], runtime: runtime))
         let plan = SyncPlan(server: server, installed: installed, selection: [Fixture.otherUnit])
         #expect(ids(plan.unchanged) == [Fixture.usageID("math"), runtimeID])
         #expect(ids(plan.new) == [Fixture.usageID("plain")])
@@ -107,8 +107,8 @@ import Testing
     @Test func aNewRuntimeReplacesTheOldOne() {
         let old = Fixture.runtime("0123456789abcdef")
         let new = Fixture.runtime("fedcba9876543210")
-        let installed = SyncClient.withRuntimeEntry(Fixture.manifest([Fixture.block("math", runtime: old.archive)], runtime: old))
-        let server = SyncClient.withRuntimeEntry(Fixture.manifest([Fixture.block("math", version: 2, runtime: new.archive)], runtime: new))
+        let installed = SyncClient.withSharedArchives(Fixture.manifest([Fixture.block("math", runtime: old.archive)], runtime: old))
+        let server = SyncClient.withSharedArchives(Fixture.manifest([Fixture.block("math", version: 2, runtime: new.archive)], runtime: new))
         let plan = SyncPlan(server: server, installed: installed)
         #expect(ids(plan.outdated) == [Fixture.usageID("math")])
         #expect(ids(plan.new) == [SyncClient.runtimeID(new)])
