@@ -191,8 +191,10 @@ public struct SyncClient: Sendable {
         }
         remember(stateFolder)
 
+        // A runtime or search index whose update failed is still the one the local manifest names.
+        let kept = Set([local.runtime?.archive, local.search?.archive].compactMap { $0 })
         for block in summary.plan.removed {
-            guard let archive = block.archive, let folder = ArchivePath.installFolder(of: archive) else { continue }
+            guard let archive = block.archive, !kept.contains(archive), let folder = ArchivePath.installFolder(of: archive) else { continue }
             ZipReader.removeTree(options.target + "/" + folder)
             summary.removedBlocks += 1
         }
