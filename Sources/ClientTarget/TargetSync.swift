@@ -149,8 +149,77 @@ extension ClientTarget {
 
         // What this course should hold, in priority order, and what must go to make room.
         let requested = course.requested(selection: request.selection, next: request.next, after: request.after)
-        let fill = request.selection.isEmpty && request.next == nil
+        let room = roomPlan(
+            for: course, in: courseFolder, requested: requested, fill: request.selection.isEmpty && request.next == nil,
+            state: state, installed: installed)
+        let (keep, filled, evict) = (room.keep, room.filled, room.evict)
+        report.overBudget = room.overBudget
+        for (name, id) in evict { installed[name]?.remove(id, courseRoot: root + "/" + name) }
+        for (name, view) in installed where evict.contains(where: { $0.folder == name }) {
+            try view.save(to: root + "/" + name)
+        }
+        report.evicted = evict.map(\.id)
+
+        var options = SyncClient.Options(
+            source: request.source, target: root + "/" + courseFolder, selection: keep, jobs: request.jobs, limits: request.limits,
+            timeouts: request.timeouts)
+        options.emptySelectionMeansAll = false
+        options.maximumUnpackedBytes = request.maximumUnpackedBytes
+        options.replaceCourse = request.replaceCourse
+        let summary: SyncClient.Summary
+        do {
+            summary = try await SyncClient(options: options).sync(fetched: fetched, progress: progress)
+        } catch {
+            try? saveLastUse(state: state)
+            throw .sync(error)
+        }
+        report.summary = summary
+        try? ManifestFile.write(server, to: OutlinePage.publishedPath(courseRoot: root + "/" + courseFolder))
+        let failed = Set(summary.failures.map(\.usageID))
+        for block in summary.plan.downloads where !failed.contains(block.usageID) {
+            state.courses[courseFolder]?.lastUse[block.usageID] = now
+        }
+        for id in requested where state.courses[courseFolder]?.lastUse[id] != nil { state.courses[courseFolder]?.lastUse[id] = now }
+
+        // Sizes were estimated from archives before the download; the budget is enforced on
+        // what the blocks now take on disk.
+        installed = installedViews(state: state)
+        let (evictedAfter, installedBytes) = try enforceBudget(on: &installed, state: state, courseFolder: courseFolder, filled: filled)
+        report.evicted += evictedAfter
+        report.installedBytes = installedBytes
+        // Last use is kept for installed blocks only.
+        for (name, view) in installed {
+            let present = Set(view.installedIDs)
+            let kept = (state.courses[name]?.lastUse ?? [:]).filter { present.contains($0.key) }
+            state.courses[name]?.lastUse = kept
+        }
+
+        for (name, view) in installed { try OutlinePage.write(view.manifest, into: root + "/" + name) }
+        try OutlinePage.writeTargetIndex(courses: installed.map { ($0.key, $0.value.manifest) }, into: root)
+        try saveLastUse(state: state)
+        return report
+    }
+
+    /// What the course may hold within the budget and what must go to make room, in priority
+    /// order: other courses' runtimes and search indexes and every pinned block (never evicted),
+    /// this course's pinned and requested blocks, installed blocks by last use, then (`fill`)
+    /// the rest of the course in course order. Without a budget: pinned, requested, and with
+    /// `fill` everything.
+    struct RoomPlan {
+        var keep: Set<String>
+        /// Taken only to fill the budget, in course order: the first to go if the estimate was short.
+        var filled: [String]
+        var evict: [(folder: String, id: String)]
+        /// Asked for but did not fit.
+        var overBudget: [String]
+    }
+
+    func roomPlan(
+        for course: CourseView, in courseFolder: String, requested: [String], fill: Bool, state: State,
+        installed: [String: InstalledCourse]
+    ) -> RoomPlan {
         var keep = Set<String>()
+        var overBudget: [String] = []
         // Taken only to fill the budget, in course order: the first to go if the estimate was short.
         var filled: [String] = []
         var evict: [(folder: String, id: String)] = []
@@ -177,7 +246,7 @@ extension ClientTarget {
                 keep.insert(id)
             }
             for id in requested where !keep.contains(id) {
-                if take(mine?.bytes(of: id) ?? course.archiveBytes(of: id)) { keep.insert(id) } else { report.overBudget.append(id) }
+                if take(mine?.bytes(of: id) ?? course.archiveBytes(of: id)) { keep.insert(id) } else { overBudget.append(id) }
             }
             // Installed blocks by last use, most recent first; the rest make room.
             var others: [(folder: String, id: String, used: Double, bytes: UInt64)] = []
@@ -209,37 +278,16 @@ extension ClientTarget {
             keep = Set(requested).union(course.offlineIDs.filter { course.isPinned($0, pins: state.courses[courseFolder]?.pins ?? []) })
             if fill { keep.formUnion(course.offlineIDs) }
         }
+        return RoomPlan(keep: keep, filled: filled, evict: evict, overBudget: overBudget)
+    }
 
-        for (name, id) in evict { installed[name]?.remove(id, courseRoot: root + "/" + name) }
-        for (name, view) in installed where evict.contains(where: { $0.folder == name }) {
-            try view.save(to: root + "/" + name)
-        }
-        report.evicted = evict.map(\.id)
-
-        var options = SyncClient.Options(
-            source: request.source, target: root + "/" + courseFolder, selection: keep, jobs: request.jobs, limits: request.limits,
-            timeouts: request.timeouts)
-        options.emptySelectionMeansAll = false
-        options.maximumUnpackedBytes = request.maximumUnpackedBytes
-        options.replaceCourse = request.replaceCourse
-        let summary: SyncClient.Summary
-        do {
-            summary = try await SyncClient(options: options).sync(fetched: fetched, progress: progress)
-        } catch {
-            try? saveLastUse(state: state)
-            throw .sync(error)
-        }
-        report.summary = summary
-        try? ManifestFile.write(server, to: OutlinePage.publishedPath(courseRoot: root + "/" + courseFolder))
-        let failed = Set(summary.failures.map(\.usageID))
-        for block in summary.plan.downloads where !failed.contains(block.usageID) {
-            state.courses[courseFolder]?.lastUse[block.usageID] = now
-        }
-        for id in requested where state.courses[courseFolder]?.lastUse[id] != nil { state.courses[courseFolder]?.lastUse[id] = now }
-
-        // Sizes were estimated from archives before the download; enforce the budget on what
-        // the blocks now take on disk, least recently used first.
-        installed = installedViews(state: state)
+    /// Sizes were estimated from archives before the download: the budget is enforced on what
+    /// the blocks take on disk, blocks taken only to fill it first (last in course order
+    /// first), then the least recently used. Returns the blocks evicted and the bytes installed.
+    func enforceBudget(
+        on installed: inout [String: InstalledCourse], state: State, courseFolder: String, filled: [String]
+    ) throws(ClientError) -> (evicted: [String], installedBytes: UInt64) {
+        var evicted: [String] = []
         if let budget = state.budget {
             var total = installed.values.reduce(0) { $0 + $1.totalBytes }
             var candidates: [(folder: String, id: String, used: Double)] = []
@@ -267,25 +315,14 @@ extension ClientTarget {
                 let bytes = installed[candidate.folder]?.bytes(of: candidate.id) ?? 0
                 installed[candidate.folder]?.remove(candidate.id, courseRoot: root + "/" + candidate.folder)
                 total -= min(total, bytes)
-                report.evicted.append(candidate.id)
+                evicted.append(candidate.id)
                 touched.insert(candidate.folder)
             }
             for name in touched { try installed[name]?.save(to: root + "/" + name) }
-            report.installedBytes = total
+            return (evicted, total)
         } else {
-            report.installedBytes = installed.values.reduce(0) { $0 + $1.totalBytes }
+            return ([], installed.values.reduce(0) { $0 + $1.totalBytes })
         }
-        // Last use is kept for installed blocks only.
-        for (name, view) in installed {
-            let present = Set(view.installedIDs)
-            let kept = (state.courses[name]?.lastUse ?? [:]).filter { present.contains($0.key) }
-            state.courses[name]?.lastUse = kept
-        }
-
-        for (name, view) in installed { try OutlinePage.write(view.manifest, into: root + "/" + name) }
-        try OutlinePage.writeTargetIndex(courses: installed.map { ($0.key, $0.value.manifest) }, into: root)
-        try saveLastUse(state: state)
-        return report
     }
 
     /// Saves `state`, keeping any later last-use time `markOpened` recorded meanwhile (it takes
