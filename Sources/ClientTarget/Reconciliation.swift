@@ -137,28 +137,21 @@ extension ClientTarget {
                     done.append("\(folder)/\(blockFolder): \(damage); removed, to be downloaded again")
                 }
             }
-            if let runtime = course.manifest.runtime, let runtimeFolder = ArchivePath.installFolder(of: runtime.archive) {
-                let damage = fm.fileExists(atPath: courseRoot + "/" + runtimeFolder)
-                    ? BlockInventory.read(BlockInventory.path(stateFolder: stateFolder, blockFolder: runtimeFolder))?.damage(in: courseRoot + "/" + runtimeFolder)
+            // The runtime and the search index are checked like blocks; a damaged one is removed
+            // and its entry dropped, so the next sync fetches it again.
+            func repairShared(_ archive: String?) -> Bool {
+                guard let archive, let sharedFolder = ArchivePath.installFolder(of: archive) else { return false }
+                let damage = fm.fileExists(atPath: courseRoot + "/" + sharedFolder)
+                    ? BlockInventory.read(BlockInventory.path(stateFolder: stateFolder, blockFolder: sharedFolder))?.damage(in: courseRoot + "/" + sharedFolder)
                     : "its folder is missing"
-                if let damage {
-                    ZipReader.removeTree(courseRoot + "/" + runtimeFolder)
-                    course.manifest.runtime = nil
-                    changed = true
-                    done.append("\(folder)/\(runtimeFolder): \(damage); removed, to be downloaded again")
-                }
+                guard let damage else { return false }
+                ZipReader.removeTree(courseRoot + "/" + sharedFolder)
+                changed = true
+                done.append("\(folder)/\(sharedFolder): \(damage); removed, to be downloaded again")
+                return true
             }
-            if let search = course.manifest.search, let searchFolder = ArchivePath.installFolder(of: search.archive) {
-                let damage = fm.fileExists(atPath: courseRoot + "/" + searchFolder)
-                    ? BlockInventory.read(BlockInventory.path(stateFolder: stateFolder, blockFolder: searchFolder))?.damage(in: courseRoot + "/" + searchFolder)
-                    : "its folder is missing"
-                if let damage {
-                    ZipReader.removeTree(courseRoot + "/" + searchFolder)
-                    course.manifest.search = nil
-                    changed = true
-                    done.append("\(folder)/\(searchFolder): \(damage); removed, to be downloaded again")
-                }
-            }
+            if repairShared(course.manifest.runtime?.archive) { course.manifest.runtime = nil }
+            if repairShared(course.manifest.search?.archive) { course.manifest.search = nil }
             if changed { try? course.save(to: courseRoot) }
         }
         return done
