@@ -57,7 +57,7 @@ public struct CoursePackager: Sendable {
         var report = BuildReport(courseID: course.id, publishedAt: options.publishedAt.text, outputFolder: out)
         let previousHashes = incremental.loadFileHashes()
         let assets = AssetStore(
-            export: export.directory, course: course, writer: ZipWriter(level: options.compressionLevel),
+            export: export.directory, course: course, writer: ZipWriter(level: options.compressionLevel, syncsEachArchive: !Self.syncsFileSystemOnce),
             previousHashes: previousHashes)
         let (runtime, runtimeMissing) = PageRuntime.load(from: options.runtimeSource)
         if let missing = runtimeMissing.first {
@@ -325,17 +325,31 @@ public struct CoursePackager: Sendable {
         }
     }
 
-    /// Every archive's data was synced before it got its name (ZipWriter); its folder is synced
-    /// here, before a manifest naming it replaces the old one, and the manifest is synced before
-    /// its rename: after a power cut, the manifest on disk names only archives whose bytes are
-    /// on disk too. Staged archives are named by an interim manifest, then swapped in.
+    /// Where the system can, archives are written without a sync each and the file system is
+    /// synced once before the first manifest names them: on a disk whose flush costs about a
+    /// millisecond, a build of 3,000 pages otherwise spends seconds waiting in fsync.
+    static let syncsFileSystemOnce = DurableFile.canSyncFileSystem
+
+    /// Every archive's data and name reach the disk before a manifest naming it replaces the old
+    /// one: by one sync of the whole file system here, or by a sync of each archive before it
+    /// got its name (ZipWriter) and of its folder here. The manifest is synced before its
+    /// rename: after a power cut, the manifest on disk names only archives whose bytes are on
+    /// disk too. Staged archives are named by an interim manifest, then swapped in.
     private func writeManifest(
         _ manifest: CourseManifest, previous: CourseManifest?, staged: [(entry: Int, path: String)], writtenFolders: Set<String>
     ) throws(BuildError) {
         let out = options.outputFolder
         let manifestPath = out + "/manifest.json"
-        // DIR itself too: it may hold type folders made by this build.
-        try Self.syncFolders(writtenFolders.isEmpty ? [] : writtenFolders.union([out]))
+        if !writtenFolders.isEmpty && Self.syncsFileSystemOnce {
+            do {
+                try DurableFile.syncFileSystem(containing: out)
+            } catch {
+                throw .output(path: out, reason: "cannot sync the new archives to disk: \(String(cString: strerror(error.errno)))")
+            }
+        } else {
+            // DIR itself too: it may hold type folders made by this build.
+            try Self.syncFolders(writtenFolders.isEmpty ? [] : writtenFolders.union([out]))
+        }
         do {
             if !staged.isEmpty {
                 var interim = manifest
