@@ -34,6 +34,14 @@ public enum DurableFile {
         guard close(fd) == 0 else { throw FileError(path: temporary, operation: "close", errno: errno) }
     }
 
+    /// Waits until the data of the file at `path`, written earlier, is on the disk.
+    public static func syncFile(_ path: String) throws(FileError) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { throw FileError(path: path, operation: "open", errno: errno) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw FileError(path: path, operation: "fsync", errno: errno) }
+    }
+
     /// Makes the names in `folder` (new, renamed or removed entries) durable.
     public static func syncFolder(_ folder: String) throws(FileError) {
         let fd = open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
