@@ -14,24 +14,7 @@ struct CoursepackSync: AsyncParsableCommand {
 
     static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
-        if let helper = helperProgram(for: arguments, among: DeviceCommand.helpers) { runHelper(helper, arguments) }
+        if let helper = helperProgram(for: arguments, among: ["coursepack-device": DeviceCommand.names]) { runHelper(helper, arguments) }
         await runAsRoot(arguments)
-    }
-}
-
-/// `serve` and `search`, listed in this program's help and run by `coursepack-device`.
-enum DeviceCommand {
-    static let helpers: [String: [String]] = [
-        "coursepack-device": ([Serve.self, Search.self] as [any ParsableCommand.Type]).compactMap { $0.configuration.commandName }
-    ]
-
-    struct Search: ParsableCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "search", abstract: "Search the courses of a synced folder offline: ranked blocks with a snippet and their page.")
-    }
-
-    struct Serve: ParsableCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "serve", abstract: "Serve a synced folder over HTTP (course list and outlines at /, Range for video).")
     }
 }

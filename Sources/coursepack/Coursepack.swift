@@ -15,7 +15,7 @@ struct Coursepack: AsyncParsableCommand {
         version: Version.current,
         subcommands: [
             Build.self, Inspect.self, Verify.self, NetworkCommand.Diff.self, NetworkCommand.Sync.self, NetworkCommand.Publish.self,
-            NetworkCommand.Answers.self, NetworkCommand.Status.self, NetworkCommand.Open.self, NetworkCommand.Serve.self, NetworkCommand.Search.self,
+            NetworkCommand.Answers.self, NetworkCommand.Status.self, NetworkCommand.Open.self, DeviceCommand.Serve.self, DeviceCommand.Search.self,
         ])
 
     static func main() async {

@@ -12,7 +12,7 @@ import Foundation
 enum NetworkCommand {
     static let helpers: [String: [String]] = [
         "coursepack-sync": names([Sync.self, Diff.self, Publish.self, Answers.self, Status.self, Open.self]),
-        "coursepack-device": names([Serve.self, Search.self]),
+        "coursepack-device": DeviceCommand.names,
     ]
 
     private static func names(_ commands: [any ParsableCommand.Type]) -> [String] {
@@ -42,7 +42,7 @@ enum NetworkCommand {
             abstract: "Compare two manifests (files, published folders or URLs): added, changed, removed blocks and bytes to download.")
     }
 
-    // The client's other commands read or serve a synced folder; they live with `sync`.
+    // The client's other commands read a synced folder; they live with `sync`.
     struct Status: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "status",
@@ -52,16 +52,6 @@ enum NetworkCommand {
     struct Open: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "open", abstract: "Print the page of BLOCK in TARGET and record that it was opened.")
-    }
-
-    struct Search: ParsableCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "search", abstract: "Search the courses of a synced folder offline: ranked blocks with a snippet and their page.")
-    }
-
-    struct Serve: ParsableCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "serve", abstract: "Serve a synced folder over HTTP (course list and outlines at /, Range for video).")
     }
 
     struct Publish: ParsableCommand {
