@@ -12,6 +12,11 @@ import Darwin
 public enum DurableFile {
     /// Writes `bytes` to a new file at `temporary` and syncs it; the caller renames it.
     public static func writeSynced(_ bytes: [UInt8], to temporary: String) throws(FileError) {
+        try writeFile(bytes, to: temporary, synced: true)
+    }
+
+    /// `synced` false: the caller makes it durable another way (`syncFileSystem`).
+    static func writeFile(_ bytes: [UInt8], to temporary: String, synced: Bool) throws(FileError) {
         // O_NOFOLLOW: a link planted at the temporary name must not send the bytes elsewhere.
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
         guard fd >= 0 else { throw FileError(path: temporary, operation: "create", errno: errno) }
@@ -26,7 +31,7 @@ public enum DurableFile {
             }
             done += n
         }
-        guard fsync(fd) == 0 else {
+        guard !synced || fsync(fd) == 0 else {
             let code = errno
             close(fd)
             throw FileError(path: temporary, operation: "fsync", errno: code)
@@ -42,6 +47,34 @@ public enum DurableFile {
         guard fsync(fd) == 0 else { throw FileError(path: folder, operation: "fsync", errno: errno) }
     }
 
+    /// Waits until every file, folder and name written so far on the file system that holds
+    /// `folder` is on the disk (Linux `syncfs`): one wait instead of an `fsync` per file and per
+    /// folder, and a superset of them, since it flushes every dirty page and inode there.
+    /// False where the platform has no such call; the caller then syncs file by file.
+    public static func syncFileSystem(holding folder: String) throws(FileError) -> Bool {
+        #if os(Linux)
+        let fd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw FileError(path: folder, operation: "open", errno: errno) }
+        defer { close(fd) }
+        guard coursepack_sync_file_system(fd) == 0 else {
+            if errno == ENOSYS { return false }
+            throw FileError(path: folder, operation: "syncfs", errno: errno)
+        }
+        return true
+        #else
+        return false
+        #endif
+    }
+
+    /// Whether `syncFileSystem` can work here.
+    public static var canSyncFileSystem: Bool {
+        #if os(Linux)
+        return true
+        #else
+        return false
+        #endif
+    }
+
     /// The folder part of `path` ("." for a bare name).
     public static func folder(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
@@ -50,11 +83,12 @@ public enum DurableFile {
     }
 
     /// Replaces `path` with `bytes` durably: a synced temporary file beside it, a rename, a
-    /// synced folder. Readers see the old file or the new one, never a mix.
-    public static func replace(_ path: String, with bytes: [UInt8]) throws(FileError) {
+    /// synced folder. Readers see the old file or the new one, never a mix. `synced` false
+    /// skips both syncs, for a caller that waits for the whole file system afterwards.
+    public static func replace(_ path: String, with bytes: [UInt8], synced: Bool = true) throws(FileError) {
         let temporary = temporaryPath(beside: path, unique: false)
         do {
-            try writeSynced(bytes, to: temporary)
+            try writeFile(bytes, to: temporary, synced: synced)
         } catch {
             unlink(temporary)
             throw error
@@ -64,7 +98,7 @@ public enum DurableFile {
             unlink(temporary)
             throw FileError(path: path, operation: "rename", errno: code)
         }
-        try syncFolder(folder(of: path))
+        if synced { try syncFolder(folder(of: path)) }
     }
 
     /// A name beside `path` for a file being written (`.<name>.tmp-<pid>`, with `-<random>`
