@@ -52,23 +52,38 @@ struct Downloader: Sendable {
         try? await Task.sleep(nanoseconds: UInt64(initialBackoff * pow(2, Double(attempt - 1)) * 1e9))
     }
 
-    /// One request for the whole body; a failed attempt starts again from the first byte.
+    /// The whole body into memory; an attempt cut off midway is resumed (`Range`) from what
+    /// it received.
     private func fetchIntoMemory(_ url: URL, shown: String, expectedSize: UInt64) async throws(SyncError) -> Fetched {
         var lastError = SyncError.unreachable(source: shown, reason: "no attempt made")
+        var received: (bytes: [UInt8], hasher: SHA256) = ([], SHA256())
+        var transferred: UInt64 = 0
         for attempt in 0..<attempts {
             await backoff(attempt)
             var request = URLRequest(url: url)
             request.cachePolicy = .reloadIgnoringLocalCacheData
+            if !received.bytes.isEmpty { request.setValue("bytes=\(received.bytes.count)-", forHTTPHeaderField: "Range") }
             do {
                 // One byte past the promise is enough to know the server sends more than it should.
-                let (bytes, status, hasher, _) = try await StreamingTransfer.fetch(request, limit: Int(expectedSize) + 1, session: session)
+                let (bytes, status, hasher, _) = try await StreamingTransfer.fetch(
+                    request, limit: Int(expectedSize) + 1, session: session, resuming: received)
                 switch status {
-                case 200 where UInt64(bytes.count) == expectedSize:
-                    return Fetched(bytes: .memory(bytes), size: expectedSize, sha256: SHA256Hex.hex(hasher.finalize()), transferred: expectedSize)
-                case 200 where UInt64(bytes.count) > expectedSize:
-                    lastError = .unreachable(source: shown, reason: "\(TransferFailure.longerThanPromised(bytes: expectedSize))")
-                case 200:
-                    lastError = .unreachable(source: shown, reason: "the transfer ended after \(bytes.count) of \(expectedSize) bytes")
+                case 200, 206:
+                    transferred += UInt64(max(0, bytes.count - (status == 206 ? received.bytes.count : 0)))
+                    received = (bytes, hasher)
+                    if UInt64(bytes.count) == expectedSize {
+                        return Fetched(bytes: .memory(bytes), size: expectedSize, sha256: SHA256Hex.hex(hasher.finalize()), transferred: transferred)
+                    }
+                    if UInt64(bytes.count) > expectedSize {
+                        received = ([], SHA256())
+                        lastError = .unreachable(source: shown, reason: "\(TransferFailure.longerThanPromised(bytes: expectedSize))")
+                    } else {
+                        // The connection ended early: resume on the next attempt.
+                        lastError = .unreachable(source: shown, reason: "the transfer ended after \(bytes.count) of \(expectedSize) bytes")
+                    }
+                case 416:
+                    received = ([], SHA256())
+                    lastError = .http(url: shown, status: 416)
                 case 408, 429, 500...599:
                     lastError = .http(url: shown, status: status)
                 default:
@@ -77,6 +92,7 @@ struct Downloader: Sendable {
             } catch let error as SyncError {
                 throw error
             } catch TransferFailure.tooLarge {
+                received = ([], SHA256())
                 lastError = .unreachable(source: shown, reason: "\(TransferFailure.longerThanPromised(bytes: expectedSize))")
             } catch let error as TransferFailure {
                 lastError = .unreachable(source: shown, reason: "\(error)")

@@ -41,18 +41,23 @@ final class StreamingTransfer: @unchecked Sendable {
     private var continuation: CheckedContinuation<Outcome, Error>?
 
     private static let writeSize = 1 << 20
+    private static let reservedLimit = 8 << 20
 
-    /// `hasher`: the hash of what a file sink already holds (a resumed download).
-    private init(sink: Sink, hasher: SHA256 = SHA256()) {
+    /// Whether a body cut off midway is returned (to be resumed) rather than thrown away.
+    private let keepsPartialBody: Bool
+
+    /// `prefix` and `hasher`: what a memory sink already holds, and the hash of what the sink
+    /// holds (a resumed download); both are dropped if the server answers with the whole body.
+    private init(sink: Sink, prefix: [UInt8] = [], hasher: SHA256 = SHA256(), keepsPartialBody: Bool) {
         self.sink = sink
         self.hasher = hasher
-        if case .memory(let limit) = sink { collected.reserveCapacity(min(limit, 1 << 20)) }
-    }
-
-    /// A file can be resumed from where a dropped connection left it; a body in memory cannot.
-    private var keepsPartialBody: Bool {
-        if case .file = sink { return true }
-        return false
+        self.keepsPartialBody = keepsPartialBody
+        if case .memory(let limit) = sink {
+            // An archive's whole size at once (one allocation, not a doubling series); a
+            // manifest, whose bound is far above its usual size, grows as it comes.
+            collected.reserveCapacity(min(limit, Self.reservedLimit))
+            collected.append(contentsOf: prefix)
+        }
     }
 
     /// The body from `offset` (through `end`, when given) appended to the file at `path`, which
@@ -72,14 +77,18 @@ final class StreamingTransfer: @unchecked Sendable {
         } else if offset > 0 {
             request.setValue("bytes=\(offset)-", forHTTPHeaderField: "Range")
         }
-        let transfer = StreamingTransfer(sink: .file(handle, limit: expectedSize), hasher: hasher)
+        let transfer = StreamingTransfer(sink: .file(handle, limit: expectedSize), hasher: hasher, keepsPartialBody: true)
         return try await transfer.start(request, session: session, deadline: session.timeouts.deadline(for: expectedSize))
     }
 
     /// The body of `request` in memory, with its hash; throws `TransferFailure.tooLarge` once
-    /// it passes `limit`.
-    static func fetch(_ request: URLRequest, limit: Int, session: TransferSession) async throws -> (bytes: [UInt8], status: Int, hasher: SHA256, response: HTTPURLResponse?) {
-        let transfer = StreamingTransfer(sink: .memory(limit: limit))
+    /// it passes `limit`. `resuming`: the bytes a cut-off earlier attempt received, and their
+    /// hash, which a 206 answer continues; a transfer cut off again returns what it has.
+    static func fetch(
+        _ request: URLRequest, limit: Int, session: TransferSession, resuming: (bytes: [UInt8], hasher: SHA256)? = nil
+    ) async throws -> (bytes: [UInt8], status: Int, hasher: SHA256, response: HTTPURLResponse?) {
+        let transfer = StreamingTransfer(
+            sink: .memory(limit: limit), prefix: resuming?.bytes ?? [], hasher: resuming?.hasher ?? SHA256(), keepsPartialBody: resuming != nil)
         let outcome = try await transfer.start(request, session: session, deadline: session.timeouts.deadline(for: UInt64(limit)))
         return (transfer.collected, outcome.status, outcome.hasher, transfer.response)
     }
@@ -107,8 +116,11 @@ final class StreamingTransfer: @unchecked Sendable {
                     continuation.resume(throwing: TransferFailure.noAnswer(seconds: 0))
                     return
                 }
+                // Weakly held: a timer outlives its transfer by minutes, and must not keep the
+                // transfer's body (up to an archive in memory) alive until it fires.
                 // No answer in time: the task is cancelled and fails with the reason.
-                DispatchQueue.global().asyncAfter(deadline: .now() + connect) {
+                DispatchQueue.global().asyncAfter(deadline: .now() + connect) { [weak self, weak task] in
+                    guard let self, let task else { return }
                     queue.addOperation {
                         guard self.response == nil, self.status == 0, self.continuation != nil else { return }
                         self.failure = TransferFailure.noAnswer(seconds: connect)
@@ -116,7 +128,8 @@ final class StreamingTransfer: @unchecked Sendable {
                     }
                 }
                 // However it trickles, the whole transfer ends by its deadline.
-                DispatchQueue.global().asyncAfter(deadline: .now() + deadline) {
+                DispatchQueue.global().asyncAfter(deadline: .now() + deadline) { [weak self, weak task] in
+                    guard let self, let task else { return }
                     queue.addOperation {
                         guard self.continuation != nil, self.failure == nil else { return }
                         self.failure = TransferFailure.tooSlow(seconds: deadline)
@@ -143,7 +156,12 @@ final class StreamingTransfer: @unchecked Sendable {
                 }
                 written = try handle.offset()
             case .memory(let limit):
-                if response.expectedContentLength > Int64(limit) { failure = TransferFailure.tooLarge(limit: limit) }
+                // 206 continues what an earlier attempt received; anything else starts again.
+                if status != 206 {
+                    collected.removeAll(keepingCapacity: true)
+                    hasher = SHA256()
+                }
+                if response.expectedContentLength > Int64(limit - collected.count) { failure = TransferFailure.tooLarge(limit: limit) }
             }
         } catch {
             failure = error
