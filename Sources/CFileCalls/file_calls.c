@@ -50,13 +50,3 @@ int coursepack_sync_file_system(int fd) {
     return -1;
 #endif
 }
-
-int coursepack_start_writeback(int fd) {
-#ifdef __linux__
-    return sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
-#else
-    (void)fd;
-    errno = ENOSYS;
-    return -1;
-#endif
-}

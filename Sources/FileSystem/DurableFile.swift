@@ -39,6 +39,14 @@ public enum DurableFile {
         guard close(fd) == 0 else { throw FileError(path: temporary, operation: "close", errno: errno) }
     }
 
+    /// Waits until the data of the file at `path`, written earlier, is on the disk.
+    public static func syncFile(_ path: String) throws(FileError) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { throw FileError(path: path, operation: "open", errno: errno) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw FileError(path: path, operation: "fsync", errno: errno) }
+    }
+
     /// Makes the names in `folder` (new, renamed or removed entries) durable.
     public static func syncFolder(_ folder: String) throws(FileError) {
         let fd = open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -47,32 +55,25 @@ public enum DurableFile {
         guard fsync(fd) == 0 else { throw FileError(path: folder, operation: "fsync", errno: errno) }
     }
 
-    /// Waits until every file, folder and name written so far on the file system that holds
-    /// `folder` is on the disk (Linux `syncfs`): one wait instead of an `fsync` per file and per
-    /// folder, and a superset of them, since it flushes every dirty page and inode there.
-    /// False where the platform has no such call; the caller then syncs file by file.
-    public static func syncFileSystem(holding folder: String) throws(FileError) -> Bool {
+    /// Whether `syncFileSystem` works on this system (Linux's syncfs).
+    public static var canSyncFileSystem: Bool {
         #if os(Linux)
-        let fd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw FileError(path: folder, operation: "open", errno: errno) }
-        defer { close(fd) }
-        guard coursepack_sync_file_system(fd) == 0 else {
-            if errno == ENOSYS { return false }
-            throw FileError(path: folder, operation: "syncfs", errno: errno)
-        }
-        return true
+        true
         #else
-        return false
+        false
         #endif
     }
 
-    /// Whether `syncFileSystem` can work here.
-    public static var canSyncFileSystem: Bool {
-        #if os(Linux)
-        return true
-        #else
-        return false
-        #endif
+    /// Waits until everything written to the file system holding `path` is on the disk: the
+    /// data and names of every file written before the call. For a build that writes thousands
+    /// of archives, one flush of the disk instead of one per archive; it is a superset of
+    /// their fsyncs, so the rule "synced before anything durable names it" holds when it comes
+    /// after the last archive and before the manifest.
+    public static func syncFileSystem(containing path: String) throws(FileError) {
+        let fd = open(path.isEmpty ? "." : path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw FileError(path: path, operation: "open", errno: errno) }
+        defer { close(fd) }
+        guard coursepack_sync_file_system(fd) == 0 else { throw FileError(path: path, operation: "syncfs", errno: errno) }
     }
 
     /// The folder part of `path` ("." for a bare name).

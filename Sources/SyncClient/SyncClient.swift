@@ -326,7 +326,7 @@ public struct SyncClient: Sendable {
         // per-file path synced each as it was written).
         if options.durability == .fileSystem {
             do {
-                _ = try DurableFile.syncFileSystem(holding: options.target)
+                try DurableFile.syncFileSystem(containing: options.target)
             } catch {
                 for (index, block) in ready {
                     ZipReader.removeTree(block.staging)
@@ -357,7 +357,7 @@ public struct SyncClient: Sendable {
         var failedParents: [String: String] = [:]
         if options.durability == .fileSystem {
             do {
-                _ = try DurableFile.syncFileSystem(holding: options.target)
+                try DurableFile.syncFileSystem(containing: options.target)
             } catch {
                 for parent in Set(swapped.map(\.1.parent)) { failedParents[parent] = "\(error)" }
             }

@@ -20,7 +20,7 @@ struct Coursepack: AsyncParsableCommand {
 
     static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
-        if NetworkCommand.isRequested(by: arguments) { NetworkCommand.forward(arguments) }
+        NetworkCommand.forwardIfRequested(arguments)
         await runAsRoot(arguments)
     }
 }

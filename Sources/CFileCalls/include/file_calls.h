@@ -17,14 +17,9 @@ int coursepack_open_unnamed(const char *folder, int mode);
 /// does). Returns 0, or -1 with errno set.
 int coursepack_link_unnamed(int fd, const char *path);
 
-/// Waits until every dirty page and inode of the file system holding `fd` is on the disk
-/// (syncfs(2)): one call that covers every file written there so far. Returns 0, or -1 with
-/// errno set (ENOSYS where the platform has no such call: callers sync file by file).
+/// Waits until every written page and inode of the file system holding `fd` is on the disk
+/// (syncfs): one flush in place of an fsync per file. Returns 0, or -1 with errno set (ENOSYS
+/// where the system has no such call).
 int coursepack_sync_file_system(int fd);
-
-/// Starts writing back the dirty pages of `fd` without waiting for them
-/// (sync_file_range SYNC_FILE_RANGE_WRITE), so a later sync finds less to wait for. Returns 0,
-/// or -1 with errno set (ENOSYS where unsupported; a hint only, safe to ignore).
-int coursepack_start_writeback(int fd);
 
 #endif
