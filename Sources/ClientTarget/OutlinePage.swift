@@ -1,4 +1,5 @@
 import CourseSearch
+import FileSystem
 import Foundation
 import Manifest
 import SyncClient
@@ -31,8 +32,11 @@ public enum OutlinePage {
         ZipReader.removeTree(navigation)
         do {
             if !rendered.frames.isEmpty { try FileManager.default.createDirectory(atPath: navigation, withIntermediateDirectories: true) }
+            // Unsynced: the folder is made anew each sync and nothing names its pages, so a
+            // power cut costs at most pages the next sync writes again; Foundation's write
+            // fsyncs each file, which for a course's thousand pages took longer than the sync.
             for (index, frame) in rendered.frames.enumerated() {
-                try Data(frame.utf8).write(to: URL(fileURLWithPath: navigation + "/\(index + 1).html"), options: .atomic)
+                try DurableFile.replace(navigation + "/\(index + 1).html", with: Array(frame.utf8), synced: false)
             }
             try Data(rendered.outline.utf8).write(to: URL(fileURLWithPath: courseRoot + "/index.html"), options: .atomic)
         } catch {

@@ -12,6 +12,11 @@ import Darwin
 public enum DurableFile {
     /// Writes `bytes` to a new file at `temporary` and syncs it; the caller renames it.
     public static func writeSynced(_ bytes: [UInt8], to temporary: String) throws(FileError) {
+        try writeFile(bytes, to: temporary, synced: true)
+    }
+
+    /// `synced` false: the caller makes it durable another way (`syncFileSystem`).
+    static func writeFile(_ bytes: [UInt8], to temporary: String, synced: Bool) throws(FileError) {
         // O_NOFOLLOW: a link planted at the temporary name must not send the bytes elsewhere.
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
         guard fd >= 0 else { throw FileError(path: temporary, operation: "create", errno: errno) }
@@ -26,7 +31,7 @@ public enum DurableFile {
             }
             done += n
         }
-        guard fsync(fd) == 0 else {
+        guard !synced || fsync(fd) == 0 else {
             let code = errno
             close(fd)
             throw FileError(path: temporary, operation: "fsync", errno: code)
@@ -79,11 +84,12 @@ public enum DurableFile {
     }
 
     /// Replaces `path` with `bytes` durably: a synced temporary file beside it, a rename, a
-    /// synced folder. Readers see the old file or the new one, never a mix.
-    public static func replace(_ path: String, with bytes: [UInt8]) throws(FileError) {
+    /// synced folder. Readers see the old file or the new one, never a mix. `synced` false
+    /// skips both syncs, for a caller that waits for the whole file system afterwards.
+    public static func replace(_ path: String, with bytes: [UInt8], synced: Bool = true) throws(FileError) {
         let temporary = temporaryPath(beside: path, unique: false)
         do {
-            try writeSynced(bytes, to: temporary)
+            try writeFile(bytes, to: temporary, synced: synced)
         } catch {
             unlink(temporary)
             throw error
@@ -93,7 +99,7 @@ public enum DurableFile {
             unlink(temporary)
             throw FileError(path: path, operation: "rename", errno: code)
         }
-        try syncFolder(folder(of: path))
+        if synced { try syncFolder(folder(of: path)) }
     }
 
     /// A name beside `path` for a file being written (`.<name>.tmp-<pid>`, with `-<random>`

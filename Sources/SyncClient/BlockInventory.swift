@@ -27,10 +27,11 @@ public struct BlockInventory: Sendable, Equatable {
         stateFolder + "/files/" + blockFolder.replacingOccurrences(of: "/", with: "_") + ".tsv"
     }
 
-    func write(to path: String) throws {
+    /// `synced` false: the sync waits for the whole file system before it swaps the block in.
+    func write(to path: String, synced: Bool = true) throws {
         try FileManager.default.createDirectory(atPath: DurableFile.folder(of: path), withIntermediateDirectories: true)
         let text = files.map { "\(String($0.crc32, radix: 16))\t\($0.size)\t\($0.name)\n" }.joined()
-        try DurableFile.replace(path, with: Array(text.utf8))
+        try DurableFile.replace(path, with: Array(text.utf8), synced: synced)
     }
 
     /// Nil when there is no inventory or it cannot be read: the block's state is unknown.

@@ -31,6 +31,8 @@ public struct SyncClient: Sendable {
         /// Whether a source of another course than the one installed may replace it; when
         /// false such a sync is refused before anything changes.
         public var replaceCourse = false
+        /// How installs are made durable (see `SyncDurability`).
+        public var durability = SyncDurability.platformDefault
 
         /// Twice the largest archive `ZipReader` unpacks by default: room for a course of
         /// long videos, and a bound on what a hostile manifest of many small bombs costs.
@@ -124,15 +126,17 @@ public struct SyncClient: Sendable {
         summary.leftoversRemoved = leftovers
         let budget = UnpackBudget(limit: options.maximumUnpackedBytes)
 
-        // Download and install, a bounded number at a time.
+        // Download, verify and unpack, a bounded number at a time; then swap in together.
         let downloads = summary.plan.downloads
-        let results = await withTaskGroup(of: (Int, Result<UInt64, SyncError>).self) { group in
-            var outcomes = [Result<UInt64, SyncError>?](repeating: nil, count: downloads.count)
+        let session = TransferSession(timeouts: options.timeouts)
+        defer { session.finish() }
+        let staged = await withTaskGroup(of: (Int, Result<StagedBlock, SyncError>).self) { group in
+            var outcomes = [Result<StagedBlock, SyncError>?](repeating: nil, count: downloads.count)
             var next = 0
             var done = 0
             func start(_ index: Int) {
                 let block = downloads[index]
-                group.addTask { (index, await self.install(block, budget: budget)) }
+                group.addTask { (index, await self.stage(block, budget: budget, session: session)) }
             }
             while next < min(options.jobs, downloads.count) { start(next); next += 1 }
             for await (index, result) in group {
@@ -143,6 +147,7 @@ public struct SyncClient: Sendable {
             }
             return outcomes
         }
+        let results = swapIn(staged)
 
         var installedNow = Set(summary.plan.unchanged.map(\.usageID))
         for (block, result) in zip(downloads, results) {
@@ -243,26 +248,27 @@ public struct SyncClient: Sendable {
         }
     }
 
-    /// Downloads, verifies and swaps in one block; returns the bytes transferred.
-    private func install(_ block: BlockEntry, budget: UnpackBudget) async -> Result<UInt64, SyncError> {
+    /// Downloads, verifies and unpacks one block into a staging folder beside its install
+    /// folder. With `.fileSystem` durability nothing is synced yet: `swapIn` waits once for all.
+    private func stage(_ block: BlockEntry, budget: UnpackBudget, session: TransferSession) async -> Result<StagedBlock, SyncError> {
         guard let archive = block.archive, let folder = ArchivePath.installFolder(of: archive),
             let sha = block.sha256, let size = block.size
         else { return .failure(.unsafeManifest(source: options.source.description, reason: "block \(block.usageID) cannot be installed")) }
         guard !budget.isExhausted else { return .failure(.unpackBudget(archive: archive, limit: budget.limit)) }
         // Keyed by content for resuming, and by block, since two blocks may share an archive's bytes.
         let partial = stateFolder + "/downloads/\(sha)-\(folder.replacingOccurrences(of: "/", with: "_")).zip"
-        let bytes: UInt64
+        let fetched: Downloader.Fetched
         do {
-            bytes = try await Downloader(timeouts: options.timeouts).fetch(options.source.location(of: archive), to: partial, expectedSize: size)
+            fetched = try await Downloader(session: session).fetch(options.source.location(of: archive), to: partial, expectedSize: size)
         } catch {
             return .failure(error)
         }
-        let actualSize = Downloader.size(of: partial)
-        guard actualSize == size else {
+        guard fetched.size == size else {
             unlink(partial)
-            return .failure(.verification(archive: archive, reason: "the download is \(actualSize) bytes, the manifest says \(size); the installed version is kept"))
+            return .failure(.verification(archive: archive, reason: "the download is \(fetched.size) bytes, the manifest says \(size); the installed version is kept"))
         }
-        guard let digest = try? Self.sha256(of: partial), digest == sha else {
+        // The hash was taken as the bytes arrived; nothing is unpacked before it matches.
+        guard fetched.sha256 == sha else {
             unlink(partial)
             return .failure(.verification(archive: archive, reason: "sha256 does not match the manifest; the installed version is kept"))
         }
@@ -272,7 +278,10 @@ public struct SyncClient: Sendable {
         let staging = parent + "/.\(name).new-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let reader: ZipReader
         do {
-            reader = try ZipReader(path: partial, limits: options.limits)
+            switch fetched.bytes {
+            case .memory(let bytes): reader = try ZipReader(bytes: bytes, path: partial, limits: options.limits)
+            case .file(let path): reader = try ZipReader(path: path, limits: options.limits)
+            }
         } catch {
             unlink(partial)
             return .failure(.verification(archive: archive, reason: "\(error); the installed version is kept"))
@@ -283,40 +292,86 @@ public struct SyncClient: Sendable {
             return overflow ? .max : sum
         }
         guard budget.reserve(unpacked) else { return .failure(.unpackBudget(archive: archive, limit: budget.limit)) }
+        let perFile = options.durability == .perFile
         do {
             try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
-            // Synced before the swap: a power cut never leaves an installed folder whose files
-            // were not written, under a local manifest that says they are there.
-            try reader.extract(into: staging, synced: true)
+            // Synced before the swap (file by file here, or all at once in `swapIn`): a power
+            // cut never leaves an installed folder whose files were not written, under a local
+            // manifest that says they are there.
+            try reader.extract(into: staging, synced: perFile)
             // What the folder holds, so a later sync can tell a damaged install from a good one.
-            try BlockInventory(entries: reader.entries).write(to: BlockInventory.path(stateFolder: stateFolder, blockFolder: folder))
+            try BlockInventory(entries: reader.entries).write(to: BlockInventory.path(stateFolder: stateFolder, blockFolder: folder), synced: perFile)
         } catch {
             budget.release(unpacked)
             ZipReader.removeTree(staging)
             unlink(partial)
             return .failure(.verification(archive: archive, reason: "\(error); the installed version is kept"))
         }
-        let final = options.target + "/" + folder
-        if DurableFile.exchange(staging, final) {
-            ZipReader.removeTree(staging)
-        } else if rename(staging, final) != 0 {
-            // Not on Linux, or nothing installed yet where EXCHANGE needs both: move the old aside.
-            let old = parent + "/.\(name).old-\(getpid())"
-            rename(final, old)
-            guard rename(staging, final) == 0 else {
-                rename(old, final)
-                ZipReader.removeTree(staging)
-                return .failure(.local(path: final, reason: "cannot install: \(String(cString: strerror(errno)))"))
-            }
-            ZipReader.removeTree(old)
-        }
-        do {
-            try ZipReader.syncFolder(parent)
-        } catch {
-            return .failure(.local(path: parent, reason: "cannot sync the installed block to disk: \(error)"))
-        }
+        // Unpacked: the download is no longer needed, and gone before a file-system sync would
+        // write it to the disk for nothing.
         unlink(partial)
-        return .success(bytes)
+        return .success(StagedBlock(staging: staging, final: options.target + "/" + folder, parent: parent, name: name, transferred: fetched.transferred))
+    }
+
+    /// Makes every staged block durable, swaps each into place, and makes the swaps durable;
+    /// returns each block's bytes transferred, or why it is not installed.
+    private func swapIn(_ staged: [Result<StagedBlock, SyncError>?]) -> [Result<UInt64, SyncError>?] {
+        var results: [Result<UInt64, SyncError>?] = staged.map { $0.map { $0.map(\.transferred) } }
+        let ready = staged.enumerated().compactMap { index, result -> (Int, StagedBlock)? in
+            guard case .success(let block) = result else { return nil }
+            return (index, block)
+        }
+        guard !ready.isEmpty else { return results }
+        // One wait for every file, folder and inventory written into the staging folders (the
+        // per-file path synced each as it was written).
+        if options.durability == .fileSystem {
+            do {
+                try DurableFile.syncFileSystem(containing: options.target)
+            } catch {
+                for (index, block) in ready {
+                    ZipReader.removeTree(block.staging)
+                    results[index] = .failure(.local(path: block.final, reason: "cannot sync the unpacked block to disk: \(error); the installed version is kept"))
+                }
+                return results
+            }
+        }
+        var swapped: [(Int, StagedBlock)] = []
+        for (index, block) in ready {
+            if DurableFile.exchange(block.staging, block.final) {
+                ZipReader.removeTree(block.staging)
+            } else if rename(block.staging, block.final) != 0 {
+                // Not on Linux, or nothing installed yet where EXCHANGE needs both: move the old aside.
+                let old = block.parent + "/.\(block.name).old-\(getpid())"
+                rename(block.final, old)
+                guard rename(block.staging, block.final) == 0 else {
+                    rename(old, block.final)
+                    ZipReader.removeTree(block.staging)
+                    results[index] = .failure(.local(path: block.final, reason: "cannot install: \(String(cString: strerror(errno)))"))
+                    continue
+                }
+                ZipReader.removeTree(old)
+            }
+            swapped.append((index, block))
+        }
+        // The swaps themselves reach the disk before the local manifest names them.
+        var failedParents: [String: String] = [:]
+        if options.durability == .fileSystem {
+            do {
+                try DurableFile.syncFileSystem(containing: options.target)
+            } catch {
+                for parent in Set(swapped.map(\.1.parent)) { failedParents[parent] = "\(error)" }
+            }
+        } else {
+            for parent in Set(swapped.map(\.1.parent)) {
+                do { try ZipReader.syncFolder(parent) } catch { failedParents[parent] = "\(error)" }
+            }
+        }
+        for (index, block) in swapped {
+            if let reason = failedParents[block.parent] {
+                results[index] = .failure(.local(path: block.parent, reason: "cannot sync the installed block to disk: \(reason)"))
+            }
+        }
+        return results
     }
 
     static func sha256(of path: String) throws -> String {

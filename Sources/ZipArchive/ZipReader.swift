@@ -43,18 +43,29 @@ public struct ZipReader {
 
     public let path: String
     public let entries: [Entry]
-    private let file: InputFile
+    private let bytes: ArchiveBytes
     private let limits: Limits
 
     public init(path: String, limits: Limits = Limits()) throws {
-        self.path = path
-        self.limits = limits
+        let file: InputFile
         do {
             file = try InputFile(path: path)
         } catch {
             throw ZipError(error)
         }
-        entries = try Self.centralDirectory(file, path: path, limits: limits)
+        try self.init(.file(file), path: path, limits: limits)
+    }
+
+    /// An archive already in memory (a small download); `path` names it in errors.
+    public init(bytes: [UInt8], path: String, limits: Limits = Limits()) throws {
+        try self.init(.memory(bytes), path: path, limits: limits)
+    }
+
+    private init(_ bytes: ArchiveBytes, path: String, limits: Limits) throws {
+        self.path = path
+        self.limits = limits
+        self.bytes = bytes
+        entries = try Self.centralDirectory(bytes, path: path, limits: limits)
     }
 
     /// Reads and checks every entry without writing anything.
@@ -63,8 +74,9 @@ public struct ZipReader {
     }
 
     private func verifyEntries() throws {
+        let inflater = try ZStream(.inflate)
         for entry in entries where !entry.isDirectory {
-            try stream(entry) { _ in }
+            try stream(entry, inflater: inflater) { _ in }
         }
     }
 
@@ -74,7 +86,7 @@ public struct ZipReader {
             throw ZipError.malformed(path: path, reason: "no entry \"\(name)\"")
         }
         var bytes: [UInt8] = []
-        try ZipError.mapping { try stream(entry) { bytes.append(contentsOf: $0) } }
+        try ZipError.mapping { try stream(entry, inflater: try ZStream(.inflate)) { bytes.append(contentsOf: $0) } }
         return bytes
     }
 
@@ -82,6 +94,8 @@ public struct ZipReader {
     /// such as a planted symlink, can redirect a write). On error the folder is removed.
     /// `synced`: every file and folder is on the disk when this returns, so renaming `folder`
     /// into place cannot publish entries a power cut would lose (the caller syncs its parent).
+    /// Unsynced, the caller owns durability: a sync client unpacks many archives this way and
+    /// then waits once for the whole file system (`DurableFile.syncFileSystem`).
     public func extract(into folder: String, synced: Bool = false) throws {
         try ZipError.mapping { try extractEntries(into: folder, synced: synced) }
     }
@@ -90,22 +104,21 @@ public struct ZipReader {
         guard mkdir(folder, 0o755) == 0 else { throw ZipError.io(path: folder, operation: "create folder", errno: errno) }
         var folders: Set<String> = [folder]
         do {
+            // One inflater for the archive, reset between entries: a new one per entry costs
+            // its window and output buffer each time, and most entries are a few KB.
+            let inflater = try ZStream(.inflate)
             for entry in entries {
                 let parts = entry.name.split(separator: "/")
                 var current = folder
                 for part in entry.isDirectory ? parts[...] : parts.dropLast() {
                     current += "/" + part
+                    guard folders.insert(current).inserted else { continue }
                     if mkdir(current, 0o755) != 0 && errno != EEXIST {
                         throw ZipError.io(path: current, operation: "create folder", errno: errno)
                     }
-                    folders.insert(current)
                 }
                 guard !entry.isDirectory else { continue }
-                let target = folder + "/" + entry.name
-                let out = try OutputFile(creating: target)
-                try stream(entry) { try out.write($0) }
-                if synced { try out.sync() }
-                try out.close()
+                try writeFile(entry, to: folder + "/" + entry.name, inflater: inflater, synced: synced)
             }
             if synced {
                 for path in folders.sorted(by: { $0.count > $1.count }) { try Self.syncFolder(path) }
@@ -114,6 +127,31 @@ public struct ZipReader {
             Self.removeTree(folder)
             throw error
         }
+    }
+
+    /// One entry to a new file, each piece written as it comes out of the archive (a stored
+    /// entry in memory in one write; otherwise pieces of up to 256 KB), without an extra buffer.
+    private func writeFile(_ entry: Entry, to target: String, inflater: ZStream, synced: Bool) throws {
+        // O_EXCL and O_NOFOLLOW: the staging folder is new, so anything already at the name is
+        // not ours to write through.
+        let fd = open(target, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw ZipError.io(path: target, operation: "create", errno: errno) }
+        var open = true
+        defer { if open { close(fd) } }
+        try stream(entry, inflater: inflater) { chunk in
+            var done = 0
+            while done < chunk.count {
+                let n = write(fd, chunk.baseAddress! + done, chunk.count - done)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw ZipError.io(path: target, operation: "write", errno: errno)
+                }
+                done += n
+            }
+        }
+        if synced, fsync(fd) != 0 { throw ZipError.io(path: target, operation: "fsync", errno: errno) }
+        open = false
+        guard close(fd) == 0 else { throw ZipError.io(path: target, operation: "close", errno: errno) }
     }
 
     /// Makes the entries of `path` durable (their names, not their data).
@@ -126,8 +164,9 @@ public struct ZipReader {
     }
 
     /// Streams an entry's uncompressed bytes through `sink`, checking its size and CRC.
-    private func stream(_ entry: Entry, sink: (UnsafeRawBufferPointer) throws -> Void) throws {
-        let header = try readExactly(file, at: entry.localHeaderOffset, count: 30)
+    /// `inflater` is reset first, so one can serve every entry of an archive.
+    private func stream(_ entry: Entry, inflater: ZStream, sink: (UnsafeRawBufferPointer) throws -> Void) throws {
+        let header = try bytes.read(at: entry.localHeaderOffset, count: 30, path: path)
         var reader = ByteReader(header)
         guard reader.u32() == Signature.localFile else {
             throw ZipError.malformed(path: path, reason: "entry \"\(entry.name)\" has no local header where the directory says")
@@ -139,8 +178,9 @@ public struct ZipReader {
         var offset = entry.localHeaderOffset + 30 + nameLength + extraLength
         var produced: UInt64 = 0
         var crc = CRC32()
-        let inflater = entry.method == .deflated ? try ZStream(.inflate) : nil
-        var ended = entry.method == .stored
+        let deflated = entry.method == .deflated
+        if deflated { inflater.reset() }
+        var ended = !deflated
         func check(_ chunk: UnsafeRawBufferPointer) throws {
             produced += UInt64(chunk.count)
             guard produced <= entry.uncompressedSize else {
@@ -149,19 +189,21 @@ public struct ZipReader {
             crc.update(chunk)
             try sink(chunk)
         }
+        // In memory, an entry is one piece; from a file, pieces of a bounded size.
+        let pieceSize: UInt64
+        if case .memory = bytes { pieceSize = .max } else { pieceSize = UInt64(fileChunkSize) }
         while remaining > 0 {
-            let count = Int(min(remaining, UInt64(fileChunkSize)))
-            let chunk = try readExactly(file, at: offset, count: count)
-            offset += UInt64(count)
-            remaining -= UInt64(count)
-            try chunk.withUnsafeBytes { raw in
-                if let inflater {
+            let count = Int(min(remaining, pieceSize))
+            try bytes.withBytes(at: offset, count: count, path: path) { raw in
+                if deflated {
                     let (streamEnded, _) = try inflater.inflate(raw, sink: check)
                     ended = ended || streamEnded
                 } else {
                     try check(raw)
                 }
             }
+            offset += UInt64(count)
+            remaining -= UInt64(count)
         }
         guard ended else { throw ZipError.malformed(path: path, reason: "entry \"\(entry.name)\" ends before its compressed data does") }
         guard produced == entry.uncompressedSize else {
@@ -170,7 +212,7 @@ public struct ZipReader {
         guard crc.value == entry.crc32 else { throw ZipError.crcMismatch(path: path, entry: entry.name) }
     }
 
-    private static func centralDirectory(_ file: InputFile, path: String, limits: Limits) throws -> [Entry] {
+    private static func centralDirectory(_ file: ArchiveBytes, path: String, limits: Limits) throws -> [Entry] {
         func bad(_ reason: String) -> ZipError { .malformed(path: path, reason: reason) }
         let directory = try locateCentralDirectory(file, path: path)
         guard directory.count <= UInt64(limits.maximumEntries) else {
@@ -179,7 +221,7 @@ public struct ZipReader {
         guard directory.offset <= directory.end, directory.size <= directory.end - directory.offset, directory.size <= 256 << 20 else {
             throw bad("central directory out of bounds (truncated?)")
         }
-        var cd = ByteReader(try readExactly(file, at: directory.offset, count: Int(directory.size)))
+        var cd = ByteReader(try file.read(at: directory.offset, count: Int(directory.size), path: path))
         var entries: [Entry] = []
         var names = Set<String>()
         var total: UInt64 = 0
@@ -226,12 +268,12 @@ public struct ZipReader {
 
     /// The end of central directory record, found from the end of the file, and its ZIP64
     /// record when the classic fields are saturated.
-    private static func locateCentralDirectory(_ file: InputFile, path: String) throws -> DirectoryLocation {
+    private static func locateCentralDirectory(_ file: ArchiveBytes, path: String) throws -> DirectoryLocation {
         func bad(_ reason: String) -> ZipError { .malformed(path: path, reason: reason) }
         let size = try file.size
         guard size >= 22 else { throw bad("too short to be a ZIP archive (\(size) bytes)") }
         let tailLength = Int(min(size, 22 + 0xFFFF))
-        let tail = try readExactly(file, at: size - UInt64(tailLength), count: tailLength)
+        let tail = try file.read(at: size - UInt64(tailLength), count: tailLength, path: path)
         var eocd: Int?
         var i = tailLength - 22
         while i >= 0 {
@@ -252,13 +294,13 @@ public struct ZipReader {
         location.offset = UInt64(r.u32() ?? 0)
         guard location.count == 0xFFFF || location.size == 0xFFFF_FFFF || location.offset == 0xFFFF_FFFF else { return location }
         guard eocdOffset >= 20 else { throw bad("ZIP64 locator missing") }
-        var locator = ByteReader(try readExactly(file, at: eocdOffset - 20, count: 20))
+        var locator = ByteReader(try file.read(at: eocdOffset - 20, count: 20, path: path))
         guard locator.u32() == Signature.zip64Locator else { throw bad("ZIP64 locator missing") }
         _ = locator.u32()
         let recordOffset = locator.u64() ?? 0
         // The offset is the archive's word: compare by subtraction so a value near 2^64 cannot wrap.
         guard eocdOffset >= 56, recordOffset <= eocdOffset - 56 else { throw bad("ZIP64 record out of bounds") }
-        var record = ByteReader(try readExactly(file, at: recordOffset, count: 56))
+        var record = ByteReader(try file.read(at: recordOffset, count: 56, path: path))
         guard record.u32() == Signature.zip64EndOfCentralDirectory else { throw bad("ZIP64 record missing") }
         record.position = 32
         location.count = record.u64() ?? 0
@@ -326,11 +368,4 @@ public struct ZipReader {
             unlink(path)
         }
     }
-}
-
-/// `count` bytes from `offset`, or the archive is shorter than its records say.
-private func readExactly(_ file: InputFile, at offset: UInt64, count: Int) throws -> [UInt8] {
-    let bytes = try file.read(at: offset, count: count)
-    guard bytes.count == count else { throw ZipError.malformed(path: file.path, reason: "unexpected end of file") }
-    return bytes
 }

@@ -52,23 +52,38 @@ import TestSupport
         #expect(badFlag.status == 2)
     }
 
-    /// Installed blocks and the local manifest are on disk before anything names them.
-    @Test func installedBlocksAreSyncedBeforeTheLocalManifestNamesThem() throws {
+    /// Installed blocks and the local manifest are on disk before anything names them: with
+    /// one `syncfs` for all unpacked blocks (Linux), and with the per-file fallback (Darwin's
+    /// path, chosen here through COURSEPACK_SYNC_DURABILITY).
+    @Test(arguments: ["file-system", "per-file"])
+    func installedBlocksAreSyncedBeforeTheLocalManifestNamesThem(durability: String) throws {
         let published = try published()
         let strace = try requireStrace()
         let target = TestSupport.temporaryFolder("client") + "/device"
         let log = TestSupport.temporaryFolder("strace") + "/trace"
-        let traced = try TestSupport.run(strace, ["-f", "-y", "-o", log, "-e", "trace=openat,fsync,rename,renameat2",
+        let traced = try TestSupport.run(strace, ["-f", "-y", "-o", log, "-e", "trace=openat,fsync,syncfs,rename,renameat2",
+                                                  "/usr/bin/env", "COURSEPACK_SYNC_DURABILITY=\(durability)",
                                                   TestSupport.coursepackBinary, "sync", published, "--to", target])
         #expect(traced.status == 0, "\(traced.stderr)")
-        let check = try TestSupport.run(try #require(TestSupport.which("python3")), [
-            TestSupport.packageRoot + "/Tests/fixtures/check_sync_fsync_order.py", log, target + exampleFolder,
-        ])
+        let python = try #require(TestSupport.which("python3"))
+        let checker = TestSupport.packageRoot + "/Tests/fixtures/check_sync_fsync_order.py"
+        let check = try TestSupport.run(python, [checker, log, target + exampleFolder])
         #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
         let manifest = try #require(try ManifestFile.read(published + "/manifest.json"))
         // Every block, the shared runtime archive and the search index, which are installed like one.
         let archives = manifest.blocks.compactMap(\.archive) + [manifest.runtime?.archive, manifest.search?.archive].compactMap { $0 }
         #expect(check.stdout.contains("\"installs\": \(archives.count)"), "\(check.stdout)")
+        // Two waits for the whole file system, or none and an fsync per file.
+        #expect(check.stdout.contains("\"syncfs\": \(durability == "file-system" ? 2 : 0)"), "\(check.stdout)")
+
+        // The checker is not blind: the same log with the syncs taken out fails it.
+        let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+        let planted = log + ".unsynced"
+        let call = durability == "file-system" ? " syncfs(" : " fsync("
+        try lines.filter { !$0.contains(call) }.joined(separator: "\n").write(toFile: planted, atomically: true, encoding: .utf8)
+        let blind = try TestSupport.run(python, [checker, planted, target + exampleFolder])
+        #expect(blind.status == 1, "\(blind.stdout)\(blind.stderr)")
+        #expect(blind.stdout.contains("not synced before"), "\(blind.stdout)")
     }
 
     /// `diff` and `sync --dry-run` agree on what changed, also when only an archive's path did.

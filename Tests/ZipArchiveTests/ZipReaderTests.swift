@@ -34,17 +34,22 @@ func pythonArchive(_ script: String, name: String = "a.zip") throws -> String {
     return path
 }
 
+/// Refused from the file and from memory (a sync unpacks small downloads from memory), for
+/// the same reason, naming the archive, leaving nothing behind.
 func expectRefused(_ archive: String, containing reason: String, sourceLocation: SourceLocation = #_sourceLocation) {
-    let target = TestSupport.temporaryFolder("extract") + "/out"
-    do {
-        try ZipReader(path: archive).extract(into: target)
-        Issue.record("\(archive) was extracted", sourceLocation: sourceLocation)
-    } catch {
-        #expect("\(error)".contains(reason), "\(error)", sourceLocation: sourceLocation)
-        #expect("\(error)".contains(archive), "the message names the archive", sourceLocation: sourceLocation)
+    for fromMemory in [false, true] {
+        let target = TestSupport.temporaryFolder("extract") + "/out"
+        do {
+            let reader = fromMemory ? try ZipReader(bytes: TestSupport.read(archive), path: archive) : try ZipReader(path: archive)
+            try reader.extract(into: target)
+            Issue.record("\(archive) was extracted (from memory: \(fromMemory))", sourceLocation: sourceLocation)
+        } catch {
+            #expect("\(error)".contains(reason), "\(error)", sourceLocation: sourceLocation)
+            #expect("\(error)".contains(archive), "the message names the archive", sourceLocation: sourceLocation)
+        }
+        #expect(!FileManager.default.fileExists(atPath: target), "nothing is left of a refused extraction", sourceLocation: sourceLocation)
+        #expect(!FileManager.default.fileExists(atPath: (archive as NSString).deletingLastPathComponent + "/evil.txt"), sourceLocation: sourceLocation)
     }
-    #expect(!FileManager.default.fileExists(atPath: target), "nothing is left of a refused extraction", sourceLocation: sourceLocation)
-    #expect(!FileManager.default.fileExists(atPath: (archive as NSString).deletingLastPathComponent + "/evil.txt"), sourceLocation: sourceLocation)
 }
 
 @Suite struct ZipReaderTests {
@@ -61,6 +66,15 @@ func expectRefused(_ archive: String, containing reason: String, sourceLocation:
         #expect(TestSupport.files(under: target) == names.sorted())
         for name in names {
             #expect(TestSupport.read(target + "/" + name) == TestSupport.read(root + "/" + name), "\(name)")
+        }
+        // The same archive unpacked from memory, as a sync does with a small download.
+        let fromMemory = TestSupport.temporaryFolder("extract") + "/memory"
+        let inMemory = try ZipReader(bytes: TestSupport.read(archive), path: archive)
+        #expect(inMemory.entries == reader.entries)
+        try inMemory.extract(into: fromMemory)
+        #expect(TestSupport.files(under: fromMemory) == names.sorted())
+        for name in names {
+            #expect(TestSupport.read(fromMemory + "/" + name) == TestSupport.read(root + "/" + name), "\(name)")
         }
     }
 
