@@ -126,12 +126,22 @@ public struct SyncClient: Sendable {
         summary.leftoversRemoved = leftovers
         let budget = UnpackBudget(limit: options.maximumUnpackedBytes)
 
-        // Download, verify and unpack, a bounded number at a time; then swap in together.
+        // Download, verify and unpack, a bounded number at a time; swap in by batches, each
+        // made durable together (`swapIn`). A batch bounds what a killed sync loses (its
+        // downloads are gone once unpacked) and the room staged copies take beside installed
+        // blocks; a few syncs of the file system per course cost little.
         let downloads = summary.plan.downloads
         let session = TransferSession(timeouts: options.timeouts)
         defer { session.finish() }
-        let staged = await withTaskGroup(of: (Int, Result<StagedBlock, SyncError>).self) { group in
-            var outcomes = [Result<StagedBlock, SyncError>?](repeating: nil, count: downloads.count)
+        let results = await withTaskGroup(of: (Int, Result<StagedBlock, SyncError>).self) { group in
+            var outcomes = [Result<UInt64, SyncError>?](repeating: nil, count: downloads.count)
+            var batch = [Result<StagedBlock, SyncError>?](repeating: nil, count: downloads.count)
+            var batched = (blocks: 0, bytes: UInt64(0))
+            func swapBatch() {
+                for (index, result) in swapIn(batch).enumerated() where result != nil { outcomes[index] = result }
+                batch = [Result<StagedBlock, SyncError>?](repeating: nil, count: downloads.count)
+                batched = (0, 0)
+            }
             var next = 0
             var done = 0
             func start(_ index: Int) {
@@ -140,14 +150,22 @@ public struct SyncClient: Sendable {
             }
             while next < min(options.jobs, downloads.count) { start(next); next += 1 }
             for await (index, result) in group {
-                outcomes[index] = result
+                switch result {
+                case .success:
+                    batch[index] = result
+                    batched.blocks += 1
+                    batched.bytes += UInt64(downloads[index].size ?? 0)
+                case .failure(let error):
+                    outcomes[index] = .failure(error)
+                }
+                if batched.blocks >= Self.swapBatchBlocks || batched.bytes >= Self.swapBatchBytes { swapBatch() }
                 done += 1
                 progress(done, downloads.count)
                 if next < downloads.count { start(next); next += 1 }
             }
+            if batched.blocks > 0 { swapBatch() }
             return outcomes
         }
-        let results = swapIn(staged)
 
         var installedNow = Set(summary.plan.unchanged.map(\.usageID))
         for (block, result) in zip(downloads, results) {
@@ -315,6 +333,10 @@ public struct SyncClient: Sendable {
 
     /// Makes every staged block durable, swaps each into place, and makes the swaps durable;
     /// returns each block's bytes transferred, or why it is not installed.
+    /// Blocks, or archive bytes, unpacked before they are swapped in together.
+    static let swapBatchBlocks = 256
+    static let swapBatchBytes: UInt64 = 128 << 20
+
     private func swapIn(_ staged: [Result<StagedBlock, SyncError>?]) -> [Result<UInt64, SyncError>?] {
         var results: [Result<UInt64, SyncError>?] = staged.map { $0.map { $0.map(\.transferred) } }
         let ready = staged.enumerated().compactMap { index, result -> (Int, StagedBlock)? in

@@ -86,6 +86,30 @@ import TestSupport
         #expect(blind.stdout.contains("not synced before"), "\(blind.stdout)")
     }
 
+    /// A course of more blocks than one batch is swapped in batch by batch, each made durable
+    /// before it is swapped in and after: a killed sync keeps the batches it finished.
+    @Test func aLargeCourseIsSwappedInByBatchesEachSyncedBeforeAndAfter() throws {
+        let published = TestSupport.temporaryFolder("client") + "/demo"
+        #expect(try TestSupport.coursepack(["build", TestSupport.demoCourse, "--out", published, "-q"]).status == 0)
+        let manifest = try #require(try ManifestFile.read(published + "/manifest.json"))
+        let archives = manifest.blocks.compactMap(\.archive) + [manifest.runtime?.archive, manifest.search?.archive].compactMap { $0 }
+        #expect(archives.count > 256, "the demo course holds more than one batch")
+        let strace = try requireStrace()
+        let target = TestSupport.temporaryFolder("client") + "/device"
+        let log = TestSupport.temporaryFolder("strace") + "/trace"
+        let traced = try TestSupport.run(strace, ["-f", "-y", "-o", log, "-e", "trace=openat,fsync,syncfs,rename,renameat2",
+                                                  TestSupport.coursepackBinary, "sync", published, "--to", target])
+        #expect(traced.status == 0, "\(traced.stderr)")
+        let folder = try #require(try FileManager.default.contentsOfDirectory(atPath: target).first { !$0.hasPrefix(".") && $0 != "index.html" })
+        let check = try TestSupport.run(try #require(TestSupport.which("python3")), [
+            TestSupport.packageRoot + "/Tests/fixtures/check_sync_fsync_order.py", log, target + "/" + folder,
+        ])
+        #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
+        #expect(check.stdout.contains("\"installs\": \(archives.count)"), "\(check.stdout)")
+        let batches = (archives.count + 255) / 256
+        #expect(check.stdout.contains("\"syncfs\": \(2 * batches)"), "two syncs per batch of 256: \(check.stdout)")
+    }
+
     /// `diff` and `sync --dry-run` agree on what changed, also when only an archive's path did.
     @Test func diffAndDryRunAgreeWhenOnlyAnArchivePathChanged() throws {
         let old = try published()
