@@ -1,18 +1,18 @@
-import Crypto
 import FileSystem
 import Foundation
 
 /// A state file of records, each a list of byte fields, for caches too large for JSON to be
 /// cheap (the search index's text): a format line, then for each record its field count and
-/// each field's length (32-bit little-endian) and bytes, then the SHA-256 of all before it.
-/// A file that is missing, of another format, cut short or altered reads as no records: a
-/// cache is then rebuilt, never trusted.
+/// each field's length (32-bit little-endian) and bytes. A file that is missing, of another
+/// format or that does not end exactly after its last record reads as no records: a cache is
+/// then rebuilt, never trusted. It is replaced durably (synced before its rename), so a power
+/// cut leaves the old file or the new one, never a mix; no checksum is spent on that.
 public struct RecordFile: Sendable {
     public private(set) var bytes: [UInt8]
 
     public init(format: String, capacity: Int = 0) {
         bytes = Array((format + "\n").utf8)
-        bytes.reserveCapacity(bytes.count + capacity + 32)
+        bytes.reserveCapacity(bytes.count + capacity)
     }
 
     public mutating func add(_ fields: [ArraySlice<UInt8>]) {
@@ -29,9 +29,7 @@ public struct RecordFile: Sendable {
 
     /// Written like the other state files: synced, renamed into place, folder synced.
     public func save(to path: String) {
-        var sealed = bytes
-        sealed.append(contentsOf: SHA256.hash(data: bytes))
-        try? DurableFile.replace(path, with: sealed)
+        try? DurableFile.replace(path, with: bytes)
     }
 
     /// The records of the file at `path`, each field a slice of one buffer; nil when the file
@@ -40,9 +38,8 @@ public struct RecordFile: Sendable {
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
         let bytes = [UInt8](data)
         let header = Array((format + "\n").utf8)
-        guard bytes.count >= header.count + 32, bytes.starts(with: header) else { return nil }
-        let end = bytes.count - 32
-        guard SHA256.hash(data: bytes[..<end]).elementsEqual(bytes[end...]) else { return nil }
+        guard bytes.starts(with: header) else { return nil }
+        let end = bytes.count
         var position = header.count
         func number() -> Int? {
             guard end - position >= 4 else { return nil }

@@ -94,7 +94,7 @@ public struct CoursePackager: Sendable {
         let hashes = assets.hashCache
         if hashes.records != previousHashes.records { incremental.save(hashes) }
         incremental.save(Self.memos(of: packaged))
-        if search.textsChanged { search.texts.save(to: options.stateFolder) }
+        search.texts.save(shards: search.changedTexts, to: options.stateFolder)
         if search.chunksChanged { search.chunks.save(to: options.stateFolder) }
         report.counts.removed = removeUnnamedArchives(previous: previous.archives, manifest: manifest)
 

@@ -22,7 +22,8 @@ struct SearchIndexStep: Sendable {
     /// What the next build may reuse, and whether it differs from what this one started with.
     let texts: SearchTexts
     let chunks: DeflatedChunks
-    let textsChanged: Bool
+    /// The `SearchTexts` shards to write again.
+    let changedTexts: Set<Int>
     let chunksChanged: Bool
 
     var archivePath: String { "search/\(contentHash.prefix(16)).zip" }
@@ -50,7 +51,6 @@ struct SearchIndexStep: Sendable {
     ) throws(ZlibError) {
         let tokenizer = SearchTokenizer(language: course.language)
         let blocks = Dictionary(course.blocks.map { ($0.usageID, $0) }, uniquingKeysWith: { first, _ in first })
-        let reusable = cachedTexts.textVersion == Self.textVersion && cachedTexts.language == course.language ? cachedTexts : nil
         let listed = entries.filter { blocks[$0.usageID] != nil }
         let documents = listed.parallelMap(workers: workers) { entry -> (EncodedSearchDocument, extracted: Bool)? in
             guard let block = blocks[entry.usageID] else { return nil }
@@ -61,7 +61,7 @@ struct SearchIndexStep: Sendable {
             }
             let title = entry.displayName ?? ""
             let page = entry.isOffline ? entry.archive.map { String($0.dropLast(".zip".count)) + "/index.html" } : nil
-            if let known = reusable?.text(of: entry.usageID, contentHash: entry.contentHash, offline: entry.isOffline) {
+            if let known = cachedTexts.text(of: entry.usageID, contentHash: entry.contentHash, offline: entry.isOffline) {
                 // As a fresh build decides it: a block with neither name nor text is left out.
                 guard !title.isEmpty || known.text.count > 2 else { return nil }
                 return (EncodedSearchDocument(
@@ -82,10 +82,10 @@ struct SearchIndexStep: Sendable {
         }
 
         var texts = SearchTexts(textVersion: Self.textVersion, language: course.language)
-        var extracted = false
+        var extracted = Set<String>()
         for (entry, document) in zip(listed, documents) {
             guard let (document, fresh) = document, let contentHash = entry.contentHash else { continue }
-            extracted = extracted || fresh
+            if fresh { extracted.insert(entry.usageID) }
             texts.texts[entry.usageID] = SearchTexts.Text(
                 contentHash: contentHash, offline: entry.isOffline, text: document.textLiteral, bodyTerms: document.bodyTermsLiteral)
         }
@@ -103,7 +103,7 @@ struct SearchIndexStep: Sendable {
         entry = Self.entry(of: pieces, deflated: deflated)
         self.texts = texts
         chunks = used
-        textsChanged = extracted || reusable == nil || texts.texts.count != cachedTexts.texts.count
+        changedTexts = texts.changedShards(since: cachedTexts, extracted: extracted)
         chunksChanged = used.chunks.count != known.count || keys.contains { known[$0] == nil }
     }
 
