@@ -92,14 +92,19 @@ struct SearchIndexStep: Sendable {
 
         let pieces = Self.pieces(courseID: course.id, language: course.language, documents: documents.compactMap { $0?.0 })
         let known = cachedChunks.chunks
-        let keys = pieces.parallelMap(workers: workers) { DeflatedChunks.key(of: $0) }
+        // The whole file's hash (one pass, in order) on one thread, the pieces' on the others.
+        let wholeHash = { @Sendable in
+            var hasher = SHA256()
+            for piece in pieces { hasher.update(data: piece) }
+            return SHA256Hex.hex(hasher.finalize())
+        }
+        let whole = workers > 1 ? Background(wholeHash) : Background(finished: wholeHash())
+        let keys = pieces.parallelMap(workers: max(1, workers - 1)) { DeflatedChunks.key(of: $0) }
         let deflated = try Self.deflate(pieces, keys: keys, known: known, level: cachedChunks.level, workers: workers)
         var used = DeflatedChunks(level: cachedChunks.level)
         for (key, chunk) in zip(keys, deflated) { used.chunks[key] = chunk }
 
-        var hasher = SHA256()
-        for piece in pieces { hasher.update(data: piece) }
-        contentHash = SHA256Hex.hex(hasher.finalize())
+        contentHash = whole.value
         entry = Self.entry(of: pieces, deflated: deflated)
         self.texts = texts
         chunks = used
