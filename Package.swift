@@ -88,15 +88,16 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .executableTarget(name: "coursepack-bench", dependencies: ["ZipArchive", "LinkRewriter"]),
+        .executableTarget(name: "coursepack-bench", dependencies: ["ZipArchive", "LinkRewriter", "IncrementalCheck"]),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "IncrementalCheck", dependencies: ["Packager", "BlockRenderer", "TestSupport"], path: "Tests/IncrementalCheck"),
         .testTarget(name: "ZipArchiveTests", dependencies: ["ZipArchive", "ZlibStream", "TestSupport"]),
         .testTarget(name: "CourseExportTests", dependencies: ["CourseExport", "TestSupport"]),
         .testTarget(name: "LinkRewriterTests", dependencies: ["LinkRewriter"]),
         .testTarget(name: "IncrementalBuildTests", dependencies: ["IncrementalBuild", "TestSupport"]),
         .testTarget(name: "ManifestTests", dependencies: ["Manifest", "TestSupport"]),
         .testTarget(
-            name: "PackagerTests", dependencies: ["Packager", "Manifest", "ZipArchive", "CourseExport", "BlockRenderer", "TestSupport"],
+            name: "PackagerTests", dependencies: ["Packager", "Manifest", "ZipArchive", "CourseExport", "BlockRenderer", "TestSupport", "IncrementalCheck"],
             exclude: ["Snapshots"]
         ),
         .testTarget(name: "ClientLibraryTests", dependencies: ["ClientTarget", "SyncClient", "Manifest", "coursepack", "TestSupport"]),

@@ -38,8 +38,8 @@ struct Transcript: Equatable {
             guard let timing = lines.firstIndex(where: { range(of: arrow, in: $0) != nil }) else { continue }
             let line = lines[timing]
             guard let first = range(of: arrow, in: line), range(of: arrow, in: line[first.upperBound...]) == nil,
-                let start = milliseconds(String(decoding: line[..<first.lowerBound], as: UTF8.self)),
-                let end = milliseconds(String(decoding: line[first.upperBound...], as: UTF8.self))
+                let start = milliseconds(line[..<first.lowerBound]),
+                let end = milliseconds(line[first.upperBound...])
             else { continue }
             let body = lines[(timing + 1)...].map { String(decoding: $0, as: UTF8.self) }.joined(separator: "\n")
             cues.append(Cue(start: start, end: end, text: plainText(body)))
@@ -94,6 +94,34 @@ struct Transcript: Equatable {
         text.utf8.contains(UInt8(ascii: "&")) ? CharacterReferences.decode(Array(text.utf8)[...]) : text
     }
 
+    /// `milliseconds(_: String)` on the bytes of a timing line. Timings are ASCII in every
+    /// transcript Studio writes, and a course has thousands of cues: those skip the Unicode
+    /// trimming (the only spaces ASCII has are tab and space) and the Foundation-free path
+    /// costs a few small strings instead of a scalar walk with property lookups.
+    static func milliseconds(_ bytes: ArraySlice<UInt8>) -> Int? {
+        guard bytes.allSatisfy({ $0 < 0x80 }) else { return milliseconds(String(decoding: bytes, as: UTF8.self)) }
+        var text = bytes
+        while let first = text.first, first == 0x20 || first == 0x09 { text.removeFirst() }
+        while let last = text.last, last == 0x20 || last == 0x09 { text.removeLast() }
+        let word = text.split(separator: 0x20, maxSplits: 1, omittingEmptySubsequences: true).first ?? []
+        let pieces = word.split(whereSeparator: { $0 == 0x3A })
+        guard (2...3).contains(pieces.count) else { return nil }
+        var total = 0.0
+        for piece in pieces {
+            guard let value = Double(String(decoding: piece.map { $0 == 0x2C ? 0x2E : $0 }, as: UTF8.self)) else { return nil }
+            total = total * 60 + value
+        }
+        return wholeMilliseconds(total)
+    }
+
+    /// Seconds as whole milliseconds; nil for what no video lasts (`1e999:00` is infinite,
+    /// `nan:00` not a number, and a cue at 10^17 s would not fit in an Int).
+    private static func wholeMilliseconds(_ seconds: Double) -> Int? {
+        let ms = (seconds * 1000).rounded()
+        guard ms.isFinite, abs(ms) < 1e15 else { return nil }
+        return Int(ms)
+    }
+
     /// `00:01:02,500` or `00:01:02.500` or `01:02.5`.
     static func milliseconds(_ text: String) -> Int? {
         // Trimmed of tabs and Unicode spaces (Zs), then the first word.
@@ -109,7 +137,7 @@ struct Transcript: Equatable {
             guard let value = Double(piece) else { return nil }
             total = total * 60 + value
         }
-        return Int((total * 1000).rounded())
+        return wholeMilliseconds(total)
     }
 
     static func timestamp(_ ms: Int, separator: String = ".") -> String {

@@ -60,7 +60,7 @@ struct VideoRenderer {
                 let stamp = local != nil
                     ? "<a href=\"#coursepack-video\" data-seek=\"\(seconds)\">\(time)</a>"
                     : youtubeID().map { "<a href=\"https://www.youtube.com/watch?v=\(HTMLText.escape($0))&amp;t=\(seconds)s\" target=\"_blank\" rel=\"noopener\">\(time)</a>" } ?? String(time)
-                html += "<li>\(stamp) \(HTMLText.escape(cue.text).replacingOccurrences(of: "\n", with: "<br>"))</li>\n"
+                html += "<li>\(stamp) \(HTMLText.breakingLines(HTMLText.escape(cue.text)))</li>\n"
             }
             html += "</ol>\n</section>\n"
         }

@@ -40,3 +40,13 @@ int coursepack_link_unnamed(int fd, const char *path) {
     return -1;
 #endif
 }
+
+int coursepack_sync_file_system(int fd) {
+#ifdef __linux__
+    return syncfs(fd);
+#else
+    (void)fd;
+    errno = ENOSYS;
+    return -1;
+#endif
+}

@@ -34,12 +34,41 @@ public enum DurableFile {
         guard close(fd) == 0 else { throw FileError(path: temporary, operation: "close", errno: errno) }
     }
 
+    /// Waits until the data of the file at `path`, written earlier, is on the disk.
+    public static func syncFile(_ path: String) throws(FileError) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { throw FileError(path: path, operation: "open", errno: errno) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw FileError(path: path, operation: "fsync", errno: errno) }
+    }
+
     /// Makes the names in `folder` (new, renamed or removed entries) durable.
     public static func syncFolder(_ folder: String) throws(FileError) {
         let fd = open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw FileError(path: folder, operation: "open", errno: errno) }
         defer { close(fd) }
         guard fsync(fd) == 0 else { throw FileError(path: folder, operation: "fsync", errno: errno) }
+    }
+
+    /// Whether `syncFileSystem` works on this system (Linux's syncfs).
+    public static var canSyncFileSystem: Bool {
+        #if os(Linux)
+        true
+        #else
+        false
+        #endif
+    }
+
+    /// Waits until everything written to the file system holding `path` is on the disk: the
+    /// data and names of every file written before the call. For a build that writes thousands
+    /// of archives, one flush of the disk instead of one per archive; it is a superset of
+    /// their fsyncs, so the rule "synced before anything durable names it" holds when it comes
+    /// after the last archive and before the manifest.
+    public static func syncFileSystem(containing path: String) throws(FileError) {
+        let fd = open(path.isEmpty ? "." : path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw FileError(path: path, operation: "open", errno: errno) }
+        defer { close(fd) }
+        guard coursepack_sync_file_system(fd) == 0 else { throw FileError(path: path, operation: "syncfs", errno: errno) }
     }
 
     /// The folder part of `path` ("." for a bare name).

@@ -52,8 +52,10 @@ public final class OutputFile {
 
     /// Names the unnamed file `destination`, atomically: readers see the old file or the
     /// complete new one. An existing file is replaced through a temporary name and a rename.
-    public func link(as destination: String, temporaryName: () -> String) throws(FileError) -> LinkResult {
-        try sync()
+    /// Without `syncingFirst` the data may still be in memory when the name appears: only for
+    /// callers that sync the whole file system before anything durable refers to the name.
+    public func link(as destination: String, syncingFirst: Bool = true, temporaryName: () -> String) throws(FileError) -> LinkResult {
+        if syncingFirst { try sync() } else { try flush() }
         if coursepack_link_unnamed(fd, destination) == 0 { return .linked }
         guard errno == EEXIST else { return .unsupported }
         let temporary = temporaryName()

@@ -57,7 +57,7 @@ public struct CoursePackager: Sendable {
         var report = BuildReport(courseID: course.id, publishedAt: options.publishedAt.text, outputFolder: out)
         let previousHashes = incremental.loadFileHashes()
         let assets = AssetStore(
-            export: export.directory, course: course, writer: ZipWriter(level: options.compressionLevel),
+            export: export.directory, course: course, writer: ZipWriter(level: options.compressionLevel, pendingSyncs: PendingSyncs()),
             previousHashes: previousHashes)
         let (runtime, runtimeMissing) = PageRuntime.load(from: options.runtimeSource)
         if let missing = runtimeMissing.first {
@@ -90,7 +90,8 @@ public struct CoursePackager: Sendable {
             // Nothing changed: keep the previous publish time, so the file stays byte-identical.
             manifest.publishedAt = before.publishedAt
         }
-        try writeManifest(manifest, previous: previous.manifest, staged: collected.staged, writtenFolders: collected.writtenFolders)
+        try writeManifest(
+            manifest, previous: previous.manifest, staged: collected.staged, writtenFolders: collected.writtenFolders, pending: assets.writer.pendingSyncs)
         let hashes = assets.hashCache
         if hashes.records != previousHashes.records { incremental.save(hashes) }
         incremental.save(Self.memos(of: packaged))
@@ -340,17 +341,29 @@ public struct CoursePackager: Sendable {
         }
     }
 
-    /// Every archive's data was synced before it got its name (ZipWriter); its folder is synced
-    /// here, before a manifest naming it replaces the old one, and the manifest is synced before
-    /// its rename: after a power cut, the manifest on disk names only archives whose bytes are
-    /// on disk too. Staged archives are named by an interim manifest, then swapped in.
+    /// Every archive's data and name reach the disk before a manifest naming it replaces the old
+    /// one. Archives are written without a sync each (`PendingSyncs`) and made durable together
+    /// here: on a disk whose flush costs about a millisecond, a build of 3,000 pages otherwise
+    /// spends seconds waiting in fsync. Then their folders are synced, unless the whole file
+    /// system was. The manifest is synced before its rename: after a power cut, the manifest on
+    /// disk names only archives whose bytes are on disk too. Staged archives are named by an
+    /// interim manifest, then swapped in.
     private func writeManifest(
-        _ manifest: CourseManifest, previous: CourseManifest?, staged: [(entry: Int, path: String)], writtenFolders: Set<String>
+        _ manifest: CourseManifest, previous: CourseManifest?, staged: [(entry: Int, path: String)], writtenFolders: Set<String>,
+        pending: PendingSyncs?
     ) throws(BuildError) {
         let out = options.outputFolder
         let manifestPath = out + "/manifest.json"
-        // DIR itself too: it may hold type folders made by this build.
-        try Self.syncFolders(writtenFolders.isEmpty ? [] : writtenFolders.union([out]))
+        var namesAreDurable = false
+        do {
+            namesAreDurable = try pending?.flush(within: out) ?? false
+        } catch {
+            throw .output(path: error.path, reason: "cannot sync the new archive to disk: \(String(cString: strerror(error.errno)))")
+        }
+        if !namesAreDurable {
+            // DIR itself too: it may hold type folders made by this build.
+            try Self.syncFolders(writtenFolders.isEmpty ? [] : writtenFolders.union([out]))
+        }
         do {
             if !staged.isEmpty {
                 var interim = manifest

@@ -59,10 +59,16 @@ public struct ZipWriter: Sendable {
     /// Whether to write unnamed files (O_TMPFILE) where the system can; false always goes
     /// through a temporary name (the path other systems take, which tests exercise with it).
     public let unnamedFiles: Bool
+    /// Without it, each archive's data is synced before it gets its name. With it, archives
+    /// are named unsynced and listed there, for a caller that makes them durable together
+    /// before anything durable names them, as the packager does before its manifest: one disk
+    /// flush per build instead of one per archive.
+    public let pendingSyncs: PendingSyncs?
 
-    public init(level: Int32 = 6, unnamedFiles: Bool = true) {
+    public init(level: Int32 = 6, unnamedFiles: Bool = true, pendingSyncs: PendingSyncs? = nil) {
         self.level = level
         self.unnamedFiles = unnamedFiles
+        self.pendingSyncs = pendingSyncs
     }
 
     /// Compresses `bytes` now (or stores them when deflate would not make them smaller).
@@ -83,10 +89,11 @@ public struct ZipWriter: Sendable {
         return PreparedEntry(method: .deflated, crc32: crc, uncompressedSize: UInt64(bytes.count), payload: compressed)
     }
 
-    /// Writes the archive and gives it its name only when it is complete and synced to disk, so
-    /// `destination` is never seen half-written, even after a power cut, and a failed write
-    /// leaves the previous file. Returns its size. The caller syncs the folder (once for many
-    /// archives) before anything that names the archive is published.
+    /// Writes the archive and gives it its name only when it is complete and (without
+    /// `pendingSyncs`) synced to disk, so `destination` is never seen half-written, even
+    /// after a power cut, and a failed write leaves the previous file. Returns its size. The
+    /// caller syncs the folder (once for many archives), or the whole file system, before
+    /// anything that names the archive is published.
     @discardableResult
     public func write(_ entries: [ZipEntry], to destination: String) throws -> UInt64 {
         try write(entries, to: destination, observingBytes: nil).size
@@ -127,9 +134,10 @@ public struct ZipWriter: Sendable {
             defer { try? out.close() }
             try writeArchive(sorted, to: out)
             let size = out.offset
-            switch try out.link(as: destination, temporaryName: { DurableFile.temporaryPath(beside: destination) }) {
+            switch try out.link(as: destination, syncingFirst: pendingSyncs == nil, temporaryName: { DurableFile.temporaryPath(beside: destination) }) {
             case .linked:
                 try out.close()
+                pendingSyncs?.add(destination)
                 return (size, observer != nil && out.observedFinalBytes)
             case .unsupported:
                 // The observer has seen these bytes; the second writing is read back instead.
@@ -158,11 +166,12 @@ public struct ZipWriter: Sendable {
         do {
             try writeArchive(sorted, to: out)
             let size = out.offset
-            try out.sync()
+            if pendingSyncs == nil { try out.sync() }
             try out.close()
             guard rename(temporary, destination) == 0 else {
                 throw ZipError.io(path: destination, operation: "rename", errno: errno)
             }
+            pendingSyncs?.add(destination)
             return (size, out.observedFinalBytes)
         } catch {
             try? out.close()

@@ -1,7 +1,10 @@
 // Micro-benchmarks for `make bench`: one component alone, timed in-process.
 //   coursepack-bench zip TREE OUT.zip     the ZIP writer on a whole folder
 //   coursepack-bench rewrite FILE...      the HTML link scanner and rewriter over pages
+//   coursepack-bench property EDITS       the incremental-build property (IncrementalCheck) with
+//                                          EDITS random edits, in this optimized build
 import Foundation
+import IncrementalCheck
 import LinkRewriter
 import ZipArchive
 
@@ -57,6 +60,29 @@ case "rewrite" where arguments.count >= 2:
     } while Date().timeIntervalSince(started) < 2
     let seconds = Date().timeIntervalSince(started)
     print("{\"bytes\": \(total * rounds), \"references\": \(references), \"seconds\": \(seconds), \"output_bytes\": \(output)}")
+case "property" where arguments.count == 2:
+    guard let total = Int(arguments[1]), total > 0 else { fail("property: EDITS must be a positive number, not \(arguments[1])") }
+    let started = Date()
+    var applied = 0
+    var failures: [String] = []
+    var kinds = Set<String>()
+    do {
+        for run in IncrementalCheck.runs(totalEdits: total) {
+            let outcome = try IncrementalCheck.perform(run)
+            applied += outcome.editsApplied
+            kinds.formUnion(outcome.kinds)
+            if let failure = outcome.failure { failures.append("\(run.course): \(failure)") }
+        }
+    } catch {
+        fail("property: \(error)")
+    }
+    let report: [String: Any] = [
+        "edits": applied, "passed": failures.isEmpty, "failures": failures, "kinds": kinds.sorted(),
+        "seconds": Date().timeIntervalSince(started),
+    ]
+    let json = (try? JSONSerialization.data(withJSONObject: report, options: [.sortedKeys])) ?? Data()
+    print(String(decoding: json, as: UTF8.self))
+    exit(failures.isEmpty ? 0 : 1)
 default:
-    fail("usage: coursepack-bench zip TREE OUT.zip | coursepack-bench rewrite FILE...")
+    fail("usage: coursepack-bench zip TREE OUT.zip | coursepack-bench rewrite FILE... | coursepack-bench property EDITS")
 }

@@ -14,14 +14,19 @@ func requireStrace() throws -> String {
 
 /// Runs `coursepack ARGUMENTS` under strace and checks the order of fsync, link and rename
 /// calls in OUT with Tests/fixtures/check_fsync_order.py; returns its summary.
-func tracedBuild(_ arguments: [String], out: String) throws -> (summary: [String: Any], status: Int32, problems: String) {
+func tracedBuild(_ arguments: [String], out: String) throws -> (summary: [String: Any], status: Int32, problems: String, log: String) {
     let strace = try requireStrace()
     let log = TestSupport.temporaryFolder("strace") + "/trace"
     let traced = try TestSupport.run(strace, [
-        "-f", "-y", "-o", log, "-e", "trace=openat,fsync,fdatasync,rename,renameat,renameat2,link,linkat",
+        "-f", "-y", "-o", log, "-e", "trace=openat,fsync,fdatasync,syncfs,rename,renameat,renameat2,link,linkat",
         TestSupport.coursepackBinary,
     ] + arguments)
     #expect(traced.status == 0, "\(traced.stderr)")
+    let check = try checkFsyncOrder(log: log, out: out)
+    return (check.summary, check.status, check.problems, log)
+}
+
+func checkFsyncOrder(log: String, out: String) throws -> (summary: [String: Any], status: Int32, problems: String) {
     let check = try TestSupport.run(try #require(TestSupport.which("python3")), [
         TestSupport.packageRoot + "/Tests/fixtures/check_fsync_order.py", log, out,
     ])
@@ -44,6 +49,18 @@ func tracedBuild(_ arguments: [String], out: String) throws -> (summary: [String
         #expect(named.count > 250)
         #expect(result.summary["archives"] as? Int == named.count, "every archive was seen getting its name: \(result.summary)")
         #expect(result.summary["manifests"] as? Int == 1)
+        #if os(Linux)
+        // Hundreds of archives are named unsynced and the file system is synced once before the
+        // manifest.
+        #expect(result.summary["file_system_syncs"] as? Int == 1, "\(result.summary)")
+        // The same trace without that sync is a publish a power cut could break: the check sees it.
+        let withoutSync = TestSupport.temporaryFolder("strace") + "/trace-without-syncfs"
+        let lines = String(decoding: TestSupport.read(result.log), as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+        try lines.filter { !$0.contains("syncfs(") }.joined(separator: "\n").write(toFile: withoutSync, atomically: true, encoding: .utf8)
+        let broken = try checkFsyncOrder(log: withoutSync, out: out)
+        #expect(broken.status == 1)
+        #expect(broken.problems.contains("manifest renamed before the data of"), "\(broken.problems)")
+        #endif
     }
 
     /// Changed archives go through a staged copy and a rename over the published name; both
@@ -58,5 +75,14 @@ func tracedBuild(_ arguments: [String], out: String) throws -> (summary: [String
         #expect(result.status == 0, "\(result.problems)")
         #expect(result.summary["archives"] as? Int == 5, "two staged copies, two renamed over their names, the new search index: \(result.summary)")
         #expect(result.summary["manifests"] as? Int == 2, "the interim manifest and the final one")
+        // Three archives written: each is synced by name, not the whole file system.
+        #expect(result.summary["file_system_syncs"] as? Int == 0, "\(result.summary)")
+        // Without those syncs the same trace is a publish a power cut could break.
+        let withoutSyncs = TestSupport.temporaryFolder("strace") + "/trace-without-archive-fsyncs"
+        let lines = String(decoding: TestSupport.read(result.log), as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+        try lines.filter { !($0.contains("fsync(") && $0.contains(".zip")) }.joined(separator: "\n").write(toFile: withoutSyncs, atomically: true, encoding: .utf8)
+        let broken = try checkFsyncOrder(log: withoutSyncs, out: out)
+        #expect(broken.status == 1)
+        #expect(broken.problems.contains("manifest renamed before the data of"), "\(broken.problems)")
     }
 }

@@ -25,4 +25,25 @@ import TestSupport
         #expect(Transcript.cueTexts(srt: odd) == ["We're here\nand there", "Last"])
         #expect(Transcript.cueTexts(srt: odd) == Transcript.parseSRT(odd)?.cues.map(\.text))
     }
+
+    /// Timing lines are read from their bytes without Unicode work when they are ASCII; that
+    /// reading must agree with the general one on every line, odd ones included.
+    @Test func asciiTimingsReadAsTheGeneralReaderReadsThem() {
+        let alphabet = Array("0123456789:,. \t-+eE".utf8)
+        var random = SeededGenerator(state: 23)
+        var parsed = 0
+        let fixed = ["00:01:02,500", " 00:01:02.500 ", "01:02.5", "\t1:2:3 x", "1::2", ":1:2:", "1,5:2", "1:2:3:4", "+1:-2", "1e1:0", "1e999:00", "nan:00", "99999999999999999999:0", "", " ", "00:00:01,000\u{00A0}"]
+        let generated = (0..<4000).map { _ in String(decoding: (0..<Int.random(in: 0...14, using: &random)).map { _ in alphabet.randomElement(using: &random) ?? 0x30 }, as: UTF8.self) }
+        for line in fixed + generated {
+            let fromBytes = Transcript.milliseconds(ArraySlice(line.utf8)), fromText = Transcript.milliseconds(line)
+            #expect(fromBytes == fromText, "\(line.debugDescription)")
+            if fromText != nil { parsed += 1 }
+        }
+        #expect(Transcript.milliseconds(ArraySlice("00:01:02,500".utf8)) == 62_500)
+        #expect(parsed >= 50, "the random lines include readable timings: \(parsed)")
+        // A hostile timing is no timing: it used to stop the whole build (Int of infinity).
+        #expect(Transcript.milliseconds("1e999:00") == nil)
+        let hostile = Array("1\n1e999:00 --> 00:00:02,000\nnever shown\n\n2\n00:00:03,000 --> 00:00:04,000\nshown".utf8)
+        #expect(Transcript.parseSRT(hostile)?.cues.map(\.text) == ["shown"])
+    }
 }

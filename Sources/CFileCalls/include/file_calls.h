@@ -17,4 +17,9 @@ int coursepack_open_unnamed(const char *folder, int mode);
 /// does). Returns 0, or -1 with errno set.
 int coursepack_link_unnamed(int fd, const char *path);
 
+/// Waits until every written page and inode of the file system holding `fd` is on the disk
+/// (syncfs): one flush in place of an fsync per file. Returns 0, or -1 with errno set (ENOSYS
+/// where the system has no such call).
+int coursepack_sync_file_system(int fd);
+
 #endif

@@ -1,0 +1,87 @@
+import BlockRenderer
+import Foundation
+import Packager
+import TestSupport
+
+/// The property incremental builds are held to: after any edit, building over the previous
+/// publish gives exactly the bytes a build from scratch gives. `make test` runs it as
+/// `IncrementalPropertyTests`; `make bench` runs it with more edits in the release build
+/// (`coursepack-bench property`), so the larger run needs no debug build of the tests.
+public enum IncrementalCheck {
+    public static let publishedAt = "2026-11-22T10:00:00Z"
+
+    /// One run: a course, how many random edits, the seed that picks them.
+    public struct Run: Sendable, CustomStringConvertible {
+        public let course: String
+        public let edits: Int
+        public let seed: UInt64
+        public var description: String { "\(course), \(edits) edits, seed \(seed)" }
+    }
+
+    /// What a run found: the edits it applied, the kinds among them, and the first difference
+    /// between the incremental and the fresh publish (nil when there was none).
+    public struct Outcome: Sendable {
+        public var editsApplied = 0
+        public var kinds = Set<String>()
+        public var failure: String?
+    }
+
+    /// `total` edits split between the example course and the demo course, whose builds take
+    /// longer: a twenty-fifth of them, at least eight, go to the demo.
+    public static func runs(totalEdits total: Int) -> [Run] {
+        let total = max(total, 2)
+        let demo = max(8, total / 25)
+        return [Run(course: "example", edits: max(1, total - demo), seed: 11), Run(course: "demo", edits: demo, seed: 12)]
+    }
+
+    public static func perform(_ run: Run) throws -> Outcome {
+        let course = TestSupport.temporaryFolder("property") + "/course"
+        try TestSupport.copy(run.course == "demo" ? TestSupport.demoCourse : TestSupport.exampleCourse, to: course)
+        // Page templates live outside the course, as `--templates DIR` does; edits reach them too.
+        let templates = TestSupport.temporaryFolder("property") + "/templates"
+        try TestSupport.copy(TestSupport.packageRoot + "/Templates", to: templates)
+        let incremental = TestSupport.temporaryFolder("property") + "/published"
+        defer {
+            for folder in [course, templates, incremental, BuildOptions.defaultStateFolder(forOutput: incremental)] {
+                try? FileManager.default.removeItem(atPath: folder)
+            }
+        }
+        try build(course, templates: templates, into: incremental)
+        var random = SeededGenerator(state: run.seed)
+        var editor = CourseEditor(root: course, templates: templates)
+        var outcome = Outcome()
+        for step in 0..<run.edits {
+            let edit = try editor.apply(step, using: &random)
+            outcome.editsApplied += 1
+            outcome.kinds = editor.kinds
+            try build(course, templates: templates, into: incremental)
+            let fresh = TestSupport.temporaryFolder("property") + "/fresh"
+            try build(course, templates: templates, into: fresh)
+            let difference = self.difference(incremental, fresh)
+            try? FileManager.default.removeItem(atPath: fresh)
+            try? FileManager.default.removeItem(atPath: BuildOptions.defaultStateFolder(forOutput: fresh))
+            if let difference {
+                outcome.failure = "after edit \(step) (\(edit)): \(difference)"
+                break
+            }
+        }
+        return outcome
+    }
+
+    static func build(_ course: String, templates: String, into folder: String) throws {
+        let options = try BuildOptions(
+            outputFolder: folder, publishedAt: publishedAt, jobs: 2, templates: try PageTemplates.overriding(with: templates))
+        _ = try CoursePackager(options: options).build(coursePath: course)
+    }
+
+    /// The first file whose presence or bytes differ between two published folders (what a
+    /// client sees: the manifest and what it names; build state is not the publish).
+    static func difference(_ a: String, _ b: String) -> String? {
+        let left = TestSupport.files(under: a).filter { !$0.hasPrefix(".") }, right = TestSupport.files(under: b).filter { !$0.hasPrefix(".") }
+        if left != right { return "files differ: \(Set(left).symmetricDifference(right).sorted().prefix(5))" }
+        for file in left where TestSupport.read(a + "/" + file) != TestSupport.read(b + "/" + file) {
+            return "\(file) differs"
+        }
+        return nil
+    }
+}
