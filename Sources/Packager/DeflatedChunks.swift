@@ -3,12 +3,14 @@ import Crypto
 import IncrementalBuild
 import ZlibStream
 
-/// The search index's `index.js` deflated in pieces, each by a compressor of its own and ended
-/// with a sync flush (byte-aligned, no final block), so that the pieces joined and followed by
-/// an empty final block are one valid deflate stream (as pigz writes it). A rebuild deflates
-/// again only the pieces whose bytes changed and takes the others from the state folder: an
-/// edit to one page costs one piece, not the whole index. Pieces are found by their SHA-256
-/// and the compression level: equal keys are equal bytes.
+/// The search index's `index.js` deflated in pieces, each by a compressor of its own primed
+/// with the last 32 KiB of the piece before (its dictionary) and ended with a sync flush
+/// (byte-aligned, no final block), so that the pieces joined and followed by an empty final
+/// block are one valid deflate stream that compresses nearly as well as one compressor would
+/// (as pigz writes it). A rebuild deflates again only the pieces whose bytes or dictionary
+/// changed and takes the others from the state folder: an edit to one page costs two pieces,
+/// not the whole index. Pieces are found by the SHA-256 of their dictionary and bytes, and the
+/// compression level: equal keys are equal output.
 struct DeflatedChunks: Sendable {
     struct Chunk: Sendable {
         var crc32: UInt32
@@ -55,14 +57,33 @@ struct DeflatedChunks: Sendable {
         file.save(to: stateFolder + "/" + Self.fileName)
     }
 
-    static func key(of bytes: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: bytes)) }
+    /// Deflate's window: what a piece may refer back to in the one before.
+    static let dictionarySize = 32 << 10
 
-    /// `bytes` deflated as one piece of a joined stream (raw deflate, sync flush, not final).
-    static func deflate(_ bytes: [UInt8], level: Int32) throws(ZlibError) -> Chunk {
+    /// The dictionary of the piece after `previous`: its last `dictionarySize` bytes.
+    static func dictionary(after previous: [UInt8]?) -> ArraySlice<UInt8> {
+        previous.map { $0.suffix(dictionarySize) } ?? []
+    }
+
+    static func key(of bytes: [UInt8], dictionary: ArraySlice<UInt8>) -> [UInt8] {
+        var hasher = SHA256()
+        withUnsafeBytes(of: UInt64(dictionary.count).littleEndian) { hasher.update(bufferPointer: $0) }
+        dictionary.withUnsafeBytes { hasher.update(bufferPointer: $0) }
+        hasher.update(data: bytes)
+        return Array(hasher.finalize())
+    }
+
+    /// `bytes` deflated as one piece of a joined stream (raw deflate, sync flush, not final),
+    /// referring back into `dictionary`, the bytes just before it in the stream.
+    static func deflate(_ bytes: [UInt8], dictionary: ArraySlice<UInt8>, level: Int32) throws(ZlibError) -> Chunk {
         var stream = z_stream()
         var code = deflateInit2_(&stream, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY, zlibVersion(), Int32(MemoryLayout<z_stream>.size))
         guard code == Z_OK else { throw ZlibError(operation: "init", code: code) }
         defer { deflateEnd(&stream) }
+        if !dictionary.isEmpty {
+            code = dictionary.withUnsafeBufferPointer { deflateSetDictionary(&stream, $0.baseAddress, uInt($0.count)) }
+            guard code == Z_OK else { throw ZlibError(operation: "dictionary", code: code) }
+        }
         // A sync flush after all input: deflateBound plus the flush's few bytes always suffices.
         var output = [UInt8](repeating: 0, count: Int(deflateBound(&stream, uLong(bytes.count))) + 16)
         let produced = bytes.withUnsafeBufferPointer { input in

@@ -15,7 +15,8 @@ import ZlibStream
 /// name is its content's hash, so it is written again only when some block's text, name or
 /// place changed. A rebuild takes the text of unchanged blocks from `SearchTexts` and the
 /// deflated pieces of unchanged stretches of the index from `DeflatedChunks`: an edit to one
-/// page extracts one page's text and deflates one piece of the index.
+/// page extracts one page's text and deflates two pieces of the index (the one holding it and
+/// the next, whose dictionary it is).
 struct SearchIndexStep: Sendable {
     let contentHash: String
     let entry: PreparedEntry
@@ -99,7 +100,9 @@ struct SearchIndexStep: Sendable {
             return SHA256Hex.hex(hasher.finalize())
         }
         let whole = workers > 1 ? Background(wholeHash) : Background(finished: wholeHash())
-        let keys = pieces.parallelMap(workers: max(1, workers - 1)) { DeflatedChunks.key(of: $0) }
+        let keys = Array(pieces.indices).parallelMap(workers: max(1, workers - 1)) { index in
+            DeflatedChunks.key(of: pieces[index], dictionary: DeflatedChunks.dictionary(after: index > 0 ? pieces[index - 1] : nil))
+        }
         let deflated = try Self.deflate(pieces, keys: keys, known: known, level: cachedChunks.level, workers: workers)
         var used = DeflatedChunks(level: cachedChunks.level)
         for (key, chunk) in zip(keys, deflated) { used.chunks[key] = chunk }
@@ -137,9 +140,11 @@ struct SearchIndexStep: Sendable {
     private static func deflate(
         _ pieces: [[UInt8]], keys: [[UInt8]], known: [[UInt8]: DeflatedChunks.Chunk], level: Int32, workers: Int
     ) throws(ZlibError) -> [DeflatedChunks.Chunk] {
-        let results = Array(zip(pieces, keys)).parallelMap(workers: workers) { piece, key -> Result<DeflatedChunks.Chunk, ZlibError> in
-            if let chunk = known[key], chunk.length == piece.count { return .success(chunk) }
-            return Result { () throws(ZlibError) in try DeflatedChunks.deflate(piece, level: level) }
+        let results = Array(pieces.indices).parallelMap(workers: workers) { index -> Result<DeflatedChunks.Chunk, ZlibError> in
+            let piece = pieces[index]
+            if let chunk = known[keys[index]], chunk.length == piece.count { return .success(chunk) }
+            let dictionary = DeflatedChunks.dictionary(after: index > 0 ? pieces[index - 1] : nil)
+            return Result { () throws(ZlibError) in try DeflatedChunks.deflate(piece, dictionary: dictionary, level: level) }
         }
         return try results.map { result throws(ZlibError) in try result.get() }
     }
