@@ -17,6 +17,7 @@ release:
 	@scripts/ensure-deps.sh
 	$(SWIFT) build -c release --product coursepack
 	$(SWIFT) build -c release --product coursepack-sync
+	$(SWIFT) build -c release --product coursepack-device
 
 build:
 	@scripts/ensure-deps.sh

@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "coursepack", targets: ["coursepack"]),
         .executable(name: "coursepack-sync", targets: ["coursepack-sync"]),
+        .executable(name: "coursepack-device", targets: ["coursepack-device"]),
         .library(name: "Manifest", targets: ["Manifest"]),
         .library(name: "ZipArchive", targets: ["ZipArchive"]),
         .library(name: "Packager", targets: ["Packager"]),
@@ -84,7 +85,14 @@ let package = Package(
         .executableTarget(
             name: "coursepack-sync",
             dependencies: [
-                "SyncClient", "ClientTarget", "CourseServer", "Manifest", "CommandLineSupport", "StoragePublisher", "OfflineSearch",
+                "SyncClient", "ClientTarget", "Manifest", "CommandLineSupport", "StoragePublisher",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(
+            name: "coursepack-device",
+            dependencies: [
+                "ClientTarget", "CourseServer", "OfflineSearch", "CommandLineSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -103,14 +111,14 @@ let package = Package(
         .testTarget(name: "ClientLibraryTests", dependencies: ["ClientTarget", "SyncClient", "Manifest", "coursepack", "TestSupport"]),
         .testTarget(name: "SyncClientTests", dependencies: ["SyncClient", "Manifest", "ZipArchive", "TestSupport"]),
         .testTarget(name: "AWSSigV4Tests", dependencies: ["AWSSigV4"]),
-        .testTarget(name: "StoragePublisherTests", dependencies: ["StoragePublisher", "AWSSigV4", "Manifest", "coursepack", "coursepack-sync", "TestSupport"]),
+        .testTarget(name: "StoragePublisherTests", dependencies: ["StoragePublisher", "AWSSigV4", "Manifest", "coursepack", "coursepack-sync", "coursepack-device", "TestSupport"]),
         .testTarget(
             name: "SearchTests",
             dependencies: [
                 "CourseSearch", "OfflineSearch", "Packager", "BlockRenderer", "Manifest", "ZipArchive", "ClientTarget", "SyncClient", "TestSupport", "coursepack",
-                "coursepack-sync",
+                "coursepack-sync", "coursepack-device",
             ]
         ),
-        .testTarget(name: "CLITests", dependencies: ["coursepack", "coursepack-sync", "Manifest", "TestSupport"]),
+        .testTarget(name: "CLITests", dependencies: ["coursepack", "coursepack-sync", "coursepack-device", "Manifest", "TestSupport"]),
     ]
 )

@@ -53,6 +53,12 @@ public struct ClientTarget: Sendable {
     }
 
     /// What `root` is; an error when it is a folder with other things in it, or not a folder.
+    /// This target, when something has been synced into it; `notATarget` otherwise.
+    public func existing() throws(ClientError) -> ClientTarget {
+        guard try kind() != .new else { throw .notATarget(path: root, reason: "nothing has been synced here") }
+        return self
+    }
+
     public func kind() throws(ClientError) -> Kind {
         var info = stat()
         guard stat(root, &info) == 0 else { return .new }

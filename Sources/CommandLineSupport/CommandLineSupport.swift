@@ -79,3 +79,23 @@ public struct ProgressLine: Sendable {
         FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
     }
 }
+
+/// Replaces this process with the program `name` installed beside it, with the same arguments
+/// (so the same exit status). Commands that link large libraries (the HTTP stack, the HTTP
+/// server, SQLite) live in their own programs, so the others start fast and build fast.
+public func runHelper(_ name: String, _ arguments: [String]) -> Never {
+    let executable = Bundle.main.executablePath.map { ($0 as NSString).resolvingSymlinksInPath } ?? CommandLine.arguments[0]
+    let helper = (executable as NSString).deletingLastPathComponent + "/" + name
+    let argv = ([helper] + arguments).map { strdup($0) } + [nil]
+    execv(helper, argv)
+    printError("error: `coursepack \(arguments.first ?? "")` runs \(helper), which cannot be started: \(String(cString: strerror(errno))); install \(name) beside coursepack")
+    exit(ExitStatus.badInput)
+}
+
+/// The helper program that runs the command `arguments` ask for (or its help), if `helpers`
+/// names one for it: `helpers` maps program names to the command names they run.
+public func helperProgram(for arguments: [String], among helpers: [String: [String]]) -> String? {
+    guard var command = arguments.first else { return nil }
+    if command == "help", arguments.count > 1 { command = arguments[1] }
+    return helpers.first { $0.value.contains(command) }?.key
+}

@@ -1,18 +1,11 @@
 import ArgumentParser
 import ClientTarget
 import CommandLineSupport
-import CourseServer
 import Foundation
 
 /// A target that is not one is bad input: exit 2, nothing touched.
 func existingTarget(_ path: String) throws -> ClientTarget {
-    let target = ClientTarget(root: path)
-    let kind = try orExitBadInput { try target.kind() }
-    guard kind != .new else {
-        printError("error: \(path): not a coursepack target: nothing has been synced here")
-        throw ExitCode(ExitStatus.badInput)
-    }
-    return target
+    try orExitBadInput { try ClientTarget(root: path).existing() }
 }
 
 struct Status: ParsableCommand {
@@ -80,33 +73,5 @@ struct Open: ParsableCommand {
         let clientTarget = try existingTarget(target)
         let path = try orExitBadInput { try clientTarget.markOpened(block) }
         print(path)
-    }
-}
-
-struct Serve: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Serve a synced folder over HTTP (course list and outlines at /, Range requests for video) until interrupted.")
-
-    @Argument(help: "A folder kept by `coursepack sync`.")
-    var target: String
-
-    @Option(name: .long, help: "TCP port; 0 lets the system choose (printed on start).")
-    var port: Int = 8080
-
-    @Option(name: .long, help: "Address to listen on: 127.0.0.1 (this device only), or 0.0.0.0 for the local network.")
-    var bind = "127.0.0.1"
-
-    func validate() throws {
-        guard (0...65535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
-    }
-
-    func run() async throws {
-        _ = try existingTarget(target)
-        let shown = bind
-        try await orExitBadInput {
-            try await CourseServer(root: target, host: bind, port: port).run { port in
-                FileHandle.standardOutput.write(Data("coursepack: serving \(target) at http://\(shown):\(port)/\n".utf8))
-            }
-        }
     }
 }

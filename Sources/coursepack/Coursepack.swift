@@ -15,12 +15,12 @@ struct Coursepack: AsyncParsableCommand {
         version: Version.current,
         subcommands: [
             Build.self, Inspect.self, Verify.self, NetworkCommand.Diff.self, NetworkCommand.Sync.self, NetworkCommand.Publish.self,
-            NetworkCommand.Answers.self, NetworkCommand.Status.self, NetworkCommand.Open.self, NetworkCommand.Serve.self, NetworkCommand.Search.self,
+            NetworkCommand.Answers.self, NetworkCommand.Status.self, NetworkCommand.Open.self, DeviceCommand.Serve.self, DeviceCommand.Search.self,
         ])
 
     static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
-        if NetworkCommand.isRequested(by: arguments) { NetworkCommand.forward(arguments) }
+        NetworkCommand.forwardIfRequested(arguments)
         await runAsRoot(arguments)
     }
 }

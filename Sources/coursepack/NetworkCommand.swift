@@ -3,30 +3,25 @@ import CommandLineSupport
 import Foundation
 
 /// `sync`, `diff` and `publish` (which talk HTTP), and the client commands beside them
-/// (`answers`, `status`, `open`, `search`, `serve`), run in `coursepack-sync`, installed
-/// beside `coursepack`. Only that program links the HTTP stack (FoundationNetworking, libcurl
-/// and the dozens of libraries it loads) and the HTTP server, so `build`, `verify` and `inspect`
-/// start in a third of the time and run where libcurl is not installed.
+/// (`answers`, `status`, `open`), run in `coursepack-sync`; `serve` and `search`, which read a
+/// synced folder with an HTTP server and SQLite, run in `coursepack-device`. Both are installed
+/// beside `coursepack`. Only they link those stacks (FoundationNetworking, libcurl and the
+/// dozens of libraries it loads; SwiftNIO; GRDB), so `build`, `verify` and `inspect` start in a
+/// third of the time and run where libcurl is not installed, and a CI job that publishes builds
+/// `coursepack-sync` without the server's minutes of compiling.
 enum NetworkCommand {
-    static let helperName = "coursepack-sync"
+    static let helpers: [String: [String]] = [
+        "coursepack-sync": names([Sync.self, Diff.self, Publish.self, Answers.self, Status.self, Open.self]),
+        "coursepack-device": DeviceCommand.names,
+    ]
 
-    /// Whether `arguments` ask for a command of the helper (`sync`, `diff`, `publish`, `answers`,
-    /// `status`, `open`, `search`, `serve`) or its help.
-    static func isRequested(by arguments: [String]) -> Bool {
-        let commands: [any ParsableCommand.Type] = [Sync.self, Diff.self, Publish.self, Answers.self, Status.self, Open.self, Serve.self, Search.self]
-        let names = commands.compactMap { $0.configuration.commandName }
-        guard let first = arguments.first else { return false }
-        return names.contains(first) || (first == "help" && arguments.count > 1 && names.contains(arguments[1]))
+    private static func names(_ commands: [any ParsableCommand.Type]) -> [String] {
+        commands.compactMap { $0.configuration.commandName }
     }
 
-    /// Replaces this process with the helper: same arguments, same exit status.
-    static func forward(_ arguments: [String]) -> Never {
-        let executable = Bundle.main.executablePath.map { ($0 as NSString).resolvingSymlinksInPath } ?? CommandLine.arguments[0]
-        let helper = (executable as NSString).deletingLastPathComponent + "/" + helperName
-        let argv = ([helper] + arguments).map { strdup($0) } + [nil]
-        execv(helper, argv)
-        printError("error: `coursepack \(arguments[0])` runs \(helper), which cannot be started: \(String(cString: strerror(errno))); install \(helperName) beside coursepack")
-        exit(ExitStatus.badInput)
+    /// Replaces this process with the helper that runs the command `arguments` ask for, if one does.
+    static func forwardIfRequested(_ arguments: [String]) {
+        if let helper = helperProgram(for: arguments, among: helpers) { runHelper(helper, arguments) }
     }
 
     // Listed in `coursepack --help`; `main` hands them to the helper before they are parsed.
@@ -47,7 +42,7 @@ enum NetworkCommand {
             abstract: "Compare two manifests (files, published folders or URLs): added, changed, removed blocks and bytes to download.")
     }
 
-    // The client's other commands read or serve a synced folder; they live with `sync`.
+    // The client's other commands read a synced folder; they live with `sync`.
     struct Status: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "status",
@@ -57,16 +52,6 @@ enum NetworkCommand {
     struct Open: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "open", abstract: "Print the page of BLOCK in TARGET and record that it was opened.")
-    }
-
-    struct Search: ParsableCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "search", abstract: "Search the courses of a synced folder offline: ranked blocks with a snippet and their page.")
-    }
-
-    struct Serve: ParsableCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "serve", abstract: "Serve a synced folder over HTTP (course list and outlines at /, Range for video).")
     }
 
     struct Publish: ParsableCommand {
