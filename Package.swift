@@ -37,7 +37,7 @@ let package = Package(
         .target(name: "ParallelMap"),
         .target(name: "CourseExport", dependencies: ["ZlibStream", "ParallelMap"]),
         .target(name: "LinkRewriter"),
-        .target(name: "CourseSearch", dependencies: ["LinkRewriter"]),
+        .target(name: "CourseSearch", dependencies: ["LinkRewriter", "Manifest"]),
         .target(
             name: "OfflineSearch",
             dependencies: ["CourseSearch", "ClientTarget", "SyncClient", "Manifest", .product(name: "GRDB", package: "GRDB.swift")]
@@ -57,7 +57,7 @@ let package = Package(
             name: "Packager",
             dependencies: [
                 "CourseExport", "LinkRewriter", "BlockRenderer", "ZipArchive", "Manifest", "ParallelMap", "FileSystem", "IncrementalBuild",
-                "CourseSearch",
+                "CourseSearch", "CZlib", "ZlibStream",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

@@ -1,4 +1,5 @@
 import Foundation
+import Manifest
 
 /// A course's search index as published: `search/<16 hex>.zip` holding `index.js`, which assigns
 /// one canonical JSON object to `window.coursepackSearchIndex`. A script element loads it in the
@@ -44,13 +45,32 @@ public struct SearchIndex: Codable, Sendable, Equatable {
     public var tokenizer: SearchTokenizer { SearchTokenizer(language: language) }
 
     /// The published file's bytes: the same index gives the same bytes (sorted keys, no
-    /// floating-point numbers, no dates).
+    /// floating-point numbers, no dates), those Foundation's JSONEncoder wrote before (a test
+    /// holds the two together).
     public func encoded() -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        // Encoding plain strings, integers and arrays cannot fail.
-        let json = (try? encoder.encode(self)) ?? Data("{}".utf8)
-        return Array(Self.prefix.utf8) + Array(json) + Array(Self.suffix.utf8)
+        var bytes = Self.opening(courseID: courseID)
+        for (number, document) in documents.enumerated() {
+            if number > 0 { bytes.append(UInt8(ascii: ",")) }
+            EncodedSearchDocument(document).append(to: &bytes)
+        }
+        bytes += Self.closing(language: language, textVersion: textVersion, format: format)
+        return bytes
+    }
+
+    /// `index.js` up to its first document: the file is this, the documents separated by
+    /// commas, and `closing`.
+    public static func opening(courseID: String) -> [UInt8] {
+        var bytes = Array(prefix.utf8) + Array("{\"course_id\":".utf8)
+        JSONString.append(courseID, to: &bytes)
+        bytes += Array(",\"documents\":[".utf8)
+        return bytes
+    }
+
+    public static func closing(language: String, textVersion: Int, format: Int = formatVersion) -> [UInt8] {
+        var bytes = Array("],\"format\":\(format),\"language\":".utf8)
+        JSONString.append(language, to: &bytes)
+        bytes += Array(",\"text_version\":\(textVersion)}".utf8) + Array(suffix.utf8)
+        return bytes
     }
 
     /// Reads `index.js`; `path` names the file in the error.

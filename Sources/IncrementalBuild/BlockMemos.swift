@@ -6,7 +6,7 @@ import Foundation
 /// content it records (`contentHash`): a memo left by an interrupted build, or one older than
 /// the manifest, can never bring back other content than the manifest names. `Note` is what
 /// the builder must report again for a block it does not render (its warnings).
-public struct BlockMemos<Note: Codable & Sendable & Equatable>: Codable, Sendable, Equatable {
+public struct BlockMemos<Note: Codable & Sendable & Equatable>: Sendable, Equatable {
     public struct Memo: Codable, Sendable, Equatable {
         /// Digest of everything the block's page is made from (`InputDigest`).
         public var inputs: String
@@ -26,31 +26,60 @@ public struct BlockMemos<Note: Codable & Sendable & Equatable>: Codable, Sendabl
         }
     }
 
-    static var fileName: String { "blocks.json" }
-    static var format: Int { 1 }
+    static var fileName: String { "blocks.bin" }
+    static var format: String { "coursepack-block-memos-v2" }
 
-    var format: Int
     /// By usage id.
     public var memos: [String: Memo]
 
     public init(memos: [String: Memo] = [:]) {
-        self.format = Self.format
         self.memos = memos
     }
 
     public subscript(usageID: String) -> Memo? { memos[usageID] }
 
+    /// A `RecordFile` of one record a memo: usage id, inputs, content hash and the note as
+    /// JSON. Notes repeat (most blocks warn of nothing), so each distinct one is encoded and
+    /// decoded once, not thousands of times.
     static func load(from folder: String) -> BlockMemos {
-        guard let data = FileManager.default.contents(atPath: folder + "/" + fileName),
-            let memos = try? JSONDecoder().decode(BlockMemos.self, from: data), memos.format == format
-        else { return BlockMemos() }
+        var memos = BlockMemos()
+        guard let records = RecordFile.load(folder + "/" + fileName, format: format) else { return memos }
+        var notes: [ArraySlice<UInt8>: Note] = [:]
+        let decoder = JSONDecoder()
+        for fields in records {
+            guard fields.count == 4 else { return BlockMemos() }
+            let note: Note
+            if let known = notes[fields[3]] {
+                note = known
+            } else {
+                guard let decoded = try? decoder.decode(Note.self, from: Data(fields[3])) else { return BlockMemos() }
+                notes[fields[3]] = decoded
+                note = decoded
+            }
+            memos.memos[String(decoding: fields[0], as: UTF8.self)] = Memo(
+                inputs: String(decoding: fields[1], as: UTF8.self), contentHash: String(decoding: fields[2], as: UTF8.self), note: note)
+        }
         return memos
     }
 
     func save(to folder: String) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        guard let data = try? encoder.encode(self) else { return }
-        try? DurableFile.replace(folder + "/" + Self.fileName, with: Array(data))
+        var file = RecordFile(format: Self.format, capacity: memos.count * 200)
+        var encoded: [(note: Note, json: [UInt8])] = []
+        for usageID in memos.keys.sorted() {
+            guard let memo = memos[usageID] else { continue }
+            let json: [UInt8]
+            if let known = encoded.first(where: { $0.note == memo.note }) {
+                json = known.json
+            } else {
+                guard let data = try? encoder.encode(memo.note) else { return }
+                json = Array(data)
+                // A course has a few distinct notes; one warning each would make this quadratic.
+                if encoded.count < 16 { encoded.append((memo.note, json)) }
+            }
+            file.add([ArraySlice(usageID.utf8), ArraySlice(memo.inputs.utf8), ArraySlice(memo.contentHash.utf8), json[...]])
+        }
+        file.save(to: folder + "/" + Self.fileName)
     }
 }

@@ -75,6 +75,8 @@ public struct IncrementalBuild: Sendable {
     public func forget() {
         unlink(stateFolder + "/" + BuildRecord<Int>.fileName)
         unlink(stateFolder + "/" + BlockMemos<Int>.fileName)
+        // The JSON memos an earlier coursepack kept, which nothing reads any more.
+        unlink(stateFolder + "/blocks.json")
     }
 
     public func loadBlockMemos<Note: Codable & Sendable & Equatable>(as type: Note.Type) -> BlockMemos<Note> {

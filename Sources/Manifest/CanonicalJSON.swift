@@ -204,33 +204,7 @@ enum CanonicalJSON {
             endArray(count: items.count, level: level)
         }
 
-        mutating func string(_ value: String) {
-            bytes.append(UInt8(ascii: "\""))
-            // Ids, paths and hashes need no escaping: copy them whole.
-            guard value.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
-                bytes.append(contentsOf: value.utf8)
-                bytes.append(UInt8(ascii: "\""))
-                return
-            }
-            for byte in value.utf8 {
-                switch byte {
-                case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-                case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-                case 0x08: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
-                case 0x0C: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
-                case 0x0A: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-                case 0x0D: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-                case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-                case 0..<0x20:
-                    let hex: StaticString = "0123456789abcdef"
-                    bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
-                    bytes.append(hex.utf8Start[Int(byte >> 4)])
-                    bytes.append(hex.utf8Start[Int(byte & 0xF)])
-                default: bytes.append(byte)
-                }
-            }
-            bytes.append(UInt8(ascii: "\""))
-        }
+        mutating func string(_ value: String) { JSONString.append(value, to: &bytes) }
 
         mutating func unsigned(_ value: UInt64) { bytes.append(contentsOf: String(value).utf8) }
         mutating func integer(_ value: Int64) { bytes.append(contentsOf: String(value).utf8) }

@@ -83,11 +83,8 @@ public struct CoursePackager: Sendable {
             try publishRuntime(runtime, in: &manifest, previous: previous.manifest, writer: assets.writer, written: &collected.writtenFolders)
         }
         let searchStarted = Date()
-        try publishSearchIndex(
-            SearchIndexStep(
-                course: course, export: export.directory, renderer: renderer, entries: manifest.blocks,
-                previous: SearchIndexStep.published(in: out, manifest: previous.manifest), workers: options.jobs),
-            in: &manifest, previous: previous.manifest, writer: assets.writer, written: &collected.writtenFolders)
+        let search = try searchIndex(of: course, export: export.directory, renderer: renderer, entries: manifest.blocks)
+        try publishSearchIndex(search, in: &manifest, previous: previous.manifest, writer: assets.writer, written: &collected.writtenFolders)
         report.durations.searchSeconds = Date().timeIntervalSince(searchStarted)
         if let before = previous.manifest, before.blocks == manifest.blocks, before.outline == manifest.outline, before.search == manifest.search {
             // Nothing changed: keep the previous publish time, so the file stays byte-identical.
@@ -98,6 +95,8 @@ public struct CoursePackager: Sendable {
         let hashes = assets.hashCache
         if hashes.records != previousHashes.records { incremental.save(hashes) }
         incremental.save(Self.memos(of: packaged))
+        search.texts.save(shards: search.changedTexts, to: options.stateFolder)
+        if search.chunksChanged { search.chunks.save(to: options.stateFolder) }
         report.counts.removed = removeUnnamedArchives(previous: previous.archives, manifest: manifest)
 
         if let inputs = pendingInputs.value, !collected.failedWhileWriting {
@@ -309,6 +308,22 @@ public struct CoursePackager: Sendable {
             if written { writtenFolders.insert(out + "/runtime") }
         } catch {
             throw .output(path: out + "/" + runtime.archivePath, reason: "cannot write the runtime archive: \(error)")
+        }
+    }
+
+    /// The search index of the blocks `entries` lists, with what the previous build of this
+    /// output left in the state folder.
+    private func searchIndex(
+        of course: Course, export: ExportDirectory, renderer: BlockRenderer, entries: [BlockEntry]
+    ) throws(BuildError) -> SearchIndexStep {
+        let state = options.stateFolder
+        do {
+            return try SearchIndexStep(
+                course: course, export: export, renderer: renderer, entries: entries,
+                cachedTexts: SearchTexts.load(from: state, textVersion: SearchIndexStep.textVersion, language: course.language),
+                cachedChunks: DeflatedChunks.load(from: state, level: options.compressionLevel), workers: options.jobs)
+        } catch {
+            throw .output(path: options.outputFolder + "/search", reason: "cannot compress the search index: \(error)")
         }
     }
 

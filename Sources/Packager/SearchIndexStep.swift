@@ -7,16 +7,25 @@ import Foundation
 import Manifest
 import ParallelMap
 import ZipArchive
+import ZlibStream
 
 /// The build's search step: the learner-visible text of every leaf block that the manifest
 /// lists (html text, problem questions, video transcripts), with its display name and outline
 /// path, into one deterministic `search/<hash>.zip` beside the block archives. The archive's
 /// name is its content's hash, so it is written again only when some block's text, name or
-/// place changed.
+/// place changed. A rebuild takes the text of unchanged blocks from `SearchTexts` and the
+/// deflated pieces of unchanged stretches of the index from `DeflatedChunks`: an edit to one
+/// page extracts one page's text and deflates two pieces of the index (the one holding it and
+/// the next, whose dictionary it is).
 struct SearchIndexStep: Sendable {
-    let index: SearchIndex
-    let bytes: [UInt8]
     let contentHash: String
+    let entry: PreparedEntry
+    /// What the next build may reuse, and whether it differs from what this one started with.
+    let texts: SearchTexts
+    let chunks: DeflatedChunks
+    /// The `SearchTexts` shards to write again.
+    let changedTexts: Set<Int>
+    let chunksChanged: Bool
 
     var archivePath: String { "search/\(contentHash.prefix(16)).zip" }
 
@@ -26,23 +35,25 @@ struct SearchIndexStep: Sendable {
     static let textVersion = 1
     static var fingerprint: String { "search-\(SearchIndex.formatVersion)-\(textVersion)" }
 
-    /// `previous`: the index the previous publish holds, with that publish's entries. A block
-    /// whose `content_hash` is unchanged shows the same page, so its text is taken from there
-    /// instead of being extracted again; its name and path are always taken anew.
+    /// A piece of the index ends after a document whose usage id hashes to a multiple of
+    /// `boundaryEvery` once the piece holds `minimumChunk` bytes (at the latest at
+    /// `maximumChunk`): boundaries follow the documents, not their offsets, so a page that
+    /// grows or a block added moves no boundary but its neighbours'.
+    static let minimumChunk = 64 << 10
+    static let maximumChunk = 2 << 20
+    static let boundaryEvery: UInt64 = 8
+
+    /// `cachedTexts` and `cachedChunks`: what the previous build of this output left in the
+    /// state folder (the chunks loaded for the level the archive is written at). A block whose `content_hash` is unchanged shows the same page, so its text
+    /// is taken from there; its name and path are always taken anew.
     init(
         course: Course, export: ExportDirectory, renderer: BlockRenderer, entries: [BlockEntry],
-        previous: (index: SearchIndex, entries: [String: BlockEntry])?, workers: Int
-    ) {
+        cachedTexts: SearchTexts, cachedChunks: DeflatedChunks, workers: Int
+    ) throws(ZlibError) {
         let tokenizer = SearchTokenizer(language: course.language)
         let blocks = Dictionary(course.blocks.map { ($0.usageID, $0) }, uniquingKeysWith: { first, _ in first })
-        let reusable: [String: SearchDocument]
-        if let previous, previous.index.textVersion == Self.textVersion, previous.index.language == course.language {
-            reusable = Dictionary(previous.index.documents.map { ($0.usageID, $0) }, uniquingKeysWith: { first, _ in first })
-        } else {
-            reusable = [:]
-        }
         let listed = entries.filter { blocks[$0.usageID] != nil }
-        let documents = listed.parallelMap(workers: workers) { entry -> SearchDocument? in
+        let documents = listed.parallelMap(workers: workers) { entry -> (EncodedSearchDocument, extracted: Bool)? in
             guard let block = blocks[entry.usageID] else { return nil }
             // Containers above the block, outermost first, without the course itself.
             let path = block.parents.reversed().compactMap { id -> String? in
@@ -51,11 +62,12 @@ struct SearchIndexStep: Sendable {
             }
             let title = entry.displayName ?? ""
             let page = entry.isOffline ? entry.archive.map { String($0.dropLast(".zip".count)) + "/index.html" } : nil
-            if let hash = entry.contentHash, let before = previous?.entries[entry.usageID], before.contentHash == hash,
-                before.isOffline == entry.isOffline, var document = reusable[entry.usageID]
-            {
-                document.rename(title: title, path: path, page: page, tokenizer: tokenizer)
-                return document
+            if let known = cachedTexts.text(of: entry.usageID, contentHash: entry.contentHash, offline: entry.isOffline) {
+                // As a fresh build decides it: a block with neither name nor text is left out.
+                guard !title.isEmpty || known.text.count > 2 else { return nil }
+                return (EncodedSearchDocument(
+                    usageID: entry.usageID, type: entry.type, title: title, path: path, page: page,
+                    textLiteral: known.text, bodyTermsLiteral: known.bodyTerms, tokenizer: tokenizer), false)
             }
             var text = ""
             if entry.isOffline {
@@ -66,21 +78,95 @@ struct SearchIndexStep: Sendable {
                 }
             }
             guard !title.isEmpty || !text.isEmpty else { return nil }
-            return SearchDocument(usageID: entry.usageID, type: entry.type, title: title, path: path, page: page, text: text, tokenizer: tokenizer)
+            let document = SearchDocument(usageID: entry.usageID, type: entry.type, title: title, path: path, page: page, text: text, tokenizer: tokenizer)
+            return (EncodedSearchDocument(document), true)
         }
-        index = SearchIndex(courseID: course.id, language: course.language, documents: documents.compactMap { $0 }, textVersion: Self.textVersion)
-        bytes = index.encoded()
-        contentHash = SHA256Hex.of(bytes)
+
+        var texts = SearchTexts(textVersion: Self.textVersion, language: course.language)
+        var extracted = Set<String>()
+        for (entry, document) in zip(listed, documents) {
+            guard let (document, fresh) = document, let contentHash = entry.contentHash else { continue }
+            if fresh { extracted.insert(entry.usageID) }
+            texts.texts[entry.usageID] = SearchTexts.Text(
+                contentHash: contentHash, offline: entry.isOffline, text: document.textLiteral, bodyTerms: document.bodyTermsLiteral)
+        }
+
+        let pieces = Self.pieces(courseID: course.id, language: course.language, documents: documents.compactMap { $0?.0 })
+        let known = cachedChunks.chunks
+        // The whole file's hash (one pass, in order) on one thread, the pieces' on the others.
+        let wholeHash = { @Sendable in
+            var hasher = SHA256()
+            for piece in pieces { hasher.update(data: piece) }
+            return SHA256Hex.hex(hasher.finalize())
+        }
+        let whole = workers > 1 ? Background(wholeHash) : Background(finished: wholeHash())
+        let keys = Array(pieces.indices).parallelMap(workers: max(1, workers - 1)) { index in
+            DeflatedChunks.key(of: pieces[index], dictionary: DeflatedChunks.dictionary(after: index > 0 ? pieces[index - 1] : nil))
+        }
+        let deflated = try Self.deflate(pieces, keys: keys, known: known, level: cachedChunks.level, workers: workers)
+        var used = DeflatedChunks(level: cachedChunks.level)
+        for (key, chunk) in zip(keys, deflated) { used.chunks[key] = chunk }
+
+        contentHash = whole.value
+        entry = Self.entry(of: pieces, deflated: deflated)
+        self.texts = texts
+        chunks = used
+        changedTexts = texts.changedShards(since: cachedTexts, extracted: extracted)
+        chunksChanged = used.chunks.count != known.count || keys.contains { known[$0] == nil }
     }
 
-    /// The index `manifest` (the previous publish) lists in `folder`; nil when there is none or
-    /// it cannot be read, and every block's text is extracted.
-    static func published(in folder: String, manifest: CourseManifest?) -> (index: SearchIndex, entries: [String: BlockEntry])? {
-        guard let manifest, let archive = manifest.search, Staging.isPublishable(archive.archive),
-            let bytes = try? ZipReader(path: folder + "/" + archive.archive).contents(of: SearchIndex.fileName),
-            let index = try? SearchIndex.decode(bytes, path: archive.archive)
-        else { return nil }
-        return (index, Dictionary(manifest.blocks.map { ($0.usageID, $0) }, uniquingKeysWith: { first, _ in first }))
+    /// `index.js` cut into pieces at document boundaries (`minimumChunk`).
+    static func pieces(courseID: String, language: String, documents: [EncodedSearchDocument]) -> [[UInt8]] {
+        var pieces: [[UInt8]] = []
+        var current = SearchIndex.opening(courseID: courseID)
+        for (number, document) in documents.enumerated() {
+            if number > 0 { current.append(UInt8(ascii: ",")) }
+            document.append(to: &current)
+            if current.count >= maximumChunk || (current.count >= minimumChunk && hash(document.usageID) % boundaryEvery == 0) {
+                pieces.append(current)
+                current = []
+            }
+        }
+        current += SearchIndex.closing(language: language, textVersion: textVersion)
+        pieces.append(current)
+        return pieces
+    }
+
+    /// 64-bit FNV-1a: stable across runs and platforms, unlike `Hasher`.
+    static func hash(_ text: String) -> UInt64 {
+        text.utf8.reduce(0xcbf2_9ce4_8422_2325) { ($0 ^ UInt64($1)) &* 0x0000_0100_0000_01b3 }
+    }
+
+    private static func deflate(
+        _ pieces: [[UInt8]], keys: [[UInt8]], known: [[UInt8]: DeflatedChunks.Chunk], level: Int32, workers: Int
+    ) throws(ZlibError) -> [DeflatedChunks.Chunk] {
+        let results = Array(pieces.indices).parallelMap(workers: workers) { index -> Result<DeflatedChunks.Chunk, ZlibError> in
+            let piece = pieces[index]
+            if let chunk = known[keys[index]], chunk.length == piece.count { return .success(chunk) }
+            let dictionary = DeflatedChunks.dictionary(after: index > 0 ? pieces[index - 1] : nil)
+            return Result { () throws(ZlibError) in try DeflatedChunks.deflate(piece, dictionary: dictionary, level: level) }
+        }
+        return try results.map { result throws(ZlibError) in try result.get() }
+    }
+
+    /// The archive's one entry: the pieces' deflated bytes joined, or the bytes themselves
+    /// when deflating does not make them smaller (as `ZipWriter.prepare` decides).
+    private static func entry(of pieces: [[UInt8]], deflated: [DeflatedChunks.Chunk]) -> PreparedEntry {
+        var crc: UInt32 = 0
+        var length = 0
+        for chunk in deflated {
+            crc = length == 0 ? chunk.crc32 : DeflatedChunks.combine(crc, chunk.crc32, secondLength: chunk.length)
+            length += chunk.length
+        }
+        let compressedLength = deflated.reduce(DeflatedChunks.finalBlock.count) { $0 + $1.deflated.count }
+        guard compressedLength < length else {
+            return PreparedEntry(method: .stored, crc32: crc, uncompressedSize: UInt64(length), payload: pieces.flatMap { $0 })
+        }
+        var payload: [UInt8] = []
+        payload.reserveCapacity(compressedLength)
+        for chunk in deflated { payload += chunk.deflated }
+        payload += DeflatedChunks.finalBlock
+        return PreparedEntry(method: .deflated, crc32: crc, uncompressedSize: UInt64(length), payload: payload)
     }
 
     /// Writes the archive unless the previous publish already holds it; `written` says whether
@@ -94,7 +180,7 @@ struct SearchIndexStep: Sendable {
         }
         try FileManager.default.createDirectory(atPath: folder + "/search", withIntermediateDirectories: true)
         var hasher = SHA256()
-        let written = try writer.write([ZipEntry(name: SearchIndex.fileName, source: .bytes(bytes))], to: path) {
+        let written = try writer.write([ZipEntry(name: SearchIndex.fileName, source: .prepared(entry))], to: path) {
             hasher.update(bufferPointer: $0)
         }
         let sha256 = written.observedAll ? SHA256Hex.hex(hasher.finalize()) : try CourseFileDigest.archive(path)

@@ -36,6 +36,14 @@ public struct PreparedEntry: Sendable {
     public let uncompressedSize: UInt64
     public let payload: [UInt8]
     public var compressedSize: UInt64 { UInt64(payload.count) }
+
+    /// An entry compressed elsewhere (the search index, deflated in pieces a rebuild reuses).
+    public init(method: CompressionMethod, crc32: UInt32, uncompressedSize: UInt64, payload: [UInt8]) {
+        self.method = method
+        self.crc32 = crc32
+        self.uncompressedSize = uncompressedSize
+        self.payload = payload
+    }
 }
 
 public enum CompressionMethod: UInt16, Sendable {

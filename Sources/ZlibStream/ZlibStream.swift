@@ -30,6 +30,12 @@ public struct CRC32: Sendable {
 public struct ZlibError: Error, Equatable, CustomStringConvertible {
     public let operation: String
     public let code: Int32
+
+    public init(operation: String, code: Int32) {
+        self.operation = operation
+        self.code = code
+    }
+
     public var description: String {
         let reason = code == Z_DATA_ERROR ? "corrupt compressed data" : code == Z_MEM_ERROR ? "out of memory" : "code \(code)"
         return "zlib \(operation) failed: \(reason)"

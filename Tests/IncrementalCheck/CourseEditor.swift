@@ -7,7 +7,9 @@ public struct CourseEditor {
     public let templates: String
     public private(set) var kinds = Set<String>()
 
-    public static let allKinds = ["html", "static", "script", "stylesheet", "policy", "add-block", "remove-block", "move-block", "new-static", "template"]
+    public static let allKinds = [
+        "html", "static", "script", "stylesheet", "policy", "add-block", "remove-block", "move-block", "new-static", "template", "same-size-html",
+    ]
 
     public init(root: String, templates: String) {
         self.root = root
@@ -75,6 +77,21 @@ public struct CourseEditor {
             guard let start = content.range(of: "<html url_name="), let end = content[start.upperBound...].range(of: "/>") else { return "none" }
             try write(unit, String(content[..<start.lowerBound]) + String(content[end.upperBound...]))
             return "remove-block from \(unit)"
+        case "same-size-html":
+            // Right after a build, within its clock tick: one letter of a page's text changed, the
+            // size and the modification time kept. Only the bytes (and ctime) say it changed.
+            guard let page = files("html", ".html").randomElement(using: &random) else { return "none" }
+            let path = root + "/" + page
+            var bytes = TestSupport.read(path)
+            let letters = bytes.indices.filter { bytes[$0] >= UInt8(ascii: "a") && bytes[$0] <= UInt8(ascii: "y") }
+            guard let index = letters.randomElement(using: &random) else { return "none" }
+            var info = stat()
+            stat(path, &info)
+            bytes[index] += 1
+            try TestSupport.writeBytes(bytes, to: path)
+            var times = [info.st_atim, info.st_mtim]
+            utimensat(AT_FDCWD, path, &times, 0)
+            return "same-size-html \(page) byte \(index)"
         case "script":
             guard let script = files("static", ".js").randomElement(using: &random) else { return "none" }
             try write(script, text(script) + "\n// Edit \(step).\n")

@@ -1,0 +1,91 @@
+import Manifest
+
+/// A document as `index.js` holds it, with its two long fields (the page's text and its terms)
+/// already written as JSON string literals. A rebuild keeps those literals of a block whose
+/// page did not change and writes only the short fields (name, place, page) anew, so an edit
+/// neither decodes nor re-encodes the whole index.
+public struct EncodedSearchDocument: Sendable {
+    public let usageID: String
+    public let type: String
+    public let title: String
+    public let path: [String]
+    public let page: String?
+    let titleTerms: String
+    let pathTerms: String
+    /// `text` and `body_terms` as JSON string literals, quotes included.
+    public let textLiteral: ArraySlice<UInt8>
+    public let bodyTermsLiteral: ArraySlice<UInt8>
+
+    public init(_ document: SearchDocument) {
+        self.init(
+            usageID: document.usageID, type: document.type, title: document.title, path: document.path,
+            page: document.page, titleTerms: document.titleTerms, pathTerms: document.pathTerms,
+            textLiteral: JSONString.literal(document.text)[...], bodyTermsLiteral: JSONString.literal(document.bodyTerms)[...])
+    }
+
+    /// A block whose text is known (as the literals a previous build wrote) under a name,
+    /// place and page given now; their terms are taken with `tokenizer`.
+    public init(
+        usageID: String, type: String, title: String, path: [String], page: String?,
+        textLiteral: ArraySlice<UInt8>, bodyTermsLiteral: ArraySlice<UInt8>, tokenizer: SearchTokenizer
+    ) {
+        self.init(
+            usageID: usageID, type: type, title: title, path: path, page: page,
+            titleTerms: tokenizer.terms(title).joined(separator: " "),
+            pathTerms: tokenizer.terms(path.joined(separator: " ")).joined(separator: " "),
+            textLiteral: textLiteral, bodyTermsLiteral: bodyTermsLiteral)
+    }
+
+    private init(
+        usageID: String, type: String, title: String, path: [String], page: String?, titleTerms: String,
+        pathTerms: String, textLiteral: ArraySlice<UInt8>, bodyTermsLiteral: ArraySlice<UInt8>
+    ) {
+        self.usageID = usageID
+        self.type = type
+        self.title = title
+        self.path = path
+        self.page = page
+        self.titleTerms = titleTerms
+        self.pathTerms = pathTerms
+        self.textLiteral = textLiteral
+        self.bodyTermsLiteral = bodyTermsLiteral
+    }
+
+    /// The object as JSONEncoder writes a `SearchDocument` (sorted keys, no spaces, an absent
+    /// page left out).
+    public func append(to bytes: inout [UInt8]) {
+        func key(_ name: StaticString, first: Bool = false) {
+            if !first { bytes.append(UInt8(ascii: ",")) }
+            bytes.append(UInt8(ascii: "\""))
+            bytes.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+            bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        }
+        bytes.append(UInt8(ascii: "{"))
+        key("body_terms", first: true)
+        bytes.append(contentsOf: bodyTermsLiteral)
+        if let page {
+            key("page")
+            JSONString.append(page, to: &bytes)
+        }
+        key("path")
+        bytes.append(UInt8(ascii: "["))
+        for (index, part) in path.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            JSONString.append(part, to: &bytes)
+        }
+        bytes.append(UInt8(ascii: "]"))
+        key("path_terms")
+        JSONString.append(pathTerms, to: &bytes)
+        key("text")
+        bytes.append(contentsOf: textLiteral)
+        key("title")
+        JSONString.append(title, to: &bytes)
+        key("title_terms")
+        JSONString.append(titleTerms, to: &bytes)
+        key("type")
+        JSONString.append(type, to: &bytes)
+        key("usage_id")
+        JSONString.append(usageID, to: &bytes)
+        bytes.append(UInt8(ascii: "}"))
+    }
+}

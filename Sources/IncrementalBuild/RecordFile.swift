@@ -1,0 +1,65 @@
+import FileSystem
+import Foundation
+
+/// A state file of records, each a list of byte fields, for caches too large for JSON to be
+/// cheap (the search index's text): a format line, then for each record its field count and
+/// each field's length (32-bit little-endian) and bytes. A file that is missing, of another
+/// format or that does not end exactly after its last record reads as no records: a cache is
+/// then rebuilt, never trusted. It is replaced durably (synced before its rename), so a power
+/// cut leaves the old file or the new one, never a mix; no checksum is spent on that.
+public struct RecordFile: Sendable {
+    public private(set) var bytes: [UInt8]
+
+    public init(format: String, capacity: Int = 0) {
+        bytes = Array((format + "\n").utf8)
+        bytes.reserveCapacity(bytes.count + capacity)
+    }
+
+    public mutating func add(_ fields: [ArraySlice<UInt8>]) {
+        append(UInt32(fields.count))
+        for field in fields {
+            append(UInt32(field.count))
+            bytes.append(contentsOf: field)
+        }
+    }
+
+    private mutating func append(_ value: UInt32) {
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    /// Written like the other state files: synced, renamed into place, folder synced.
+    public func save(to path: String) {
+        try? DurableFile.replace(path, with: bytes)
+    }
+
+    /// The records of the file at `path`, each field a slice of one buffer; nil when the file
+    /// is missing, of another format or damaged.
+    public static func load(_ path: String, format: String) -> [[ArraySlice<UInt8>]]? {
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        let bytes = [UInt8](data)
+        let header = Array((format + "\n").utf8)
+        guard bytes.starts(with: header) else { return nil }
+        let end = bytes.count
+        var position = header.count
+        func number() -> Int? {
+            guard end - position >= 4 else { return nil }
+            var value: UInt32 = 0
+            for shift in 0..<4 { value |= UInt32(bytes[position + shift]) << (8 * shift) }
+            position += 4
+            return Int(value)
+        }
+        var records: [[ArraySlice<UInt8>]] = []
+        while position < end {
+            guard let count = number() else { return nil }
+            var fields: [ArraySlice<UInt8>] = []
+            fields.reserveCapacity(count)
+            for _ in 0..<count {
+                guard let length = number(), end - position >= length else { return nil }
+                fields.append(bytes[position..<(position + length)])
+                position += length
+            }
+            records.append(fields)
+        }
+        return records
+    }
+}

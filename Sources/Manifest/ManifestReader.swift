@@ -1,0 +1,150 @@
+/// Reads a manifest without the generic decoder, whose cost dominated a rebuild of a large
+/// course (tens of milliseconds for thousands of blocks). It follows the `Codable` rules the
+/// types declare: a required field must be present and of its type, an optional one may be
+/// absent or null, unknown keys are ignored. It never reports why a manifest is wrong: on
+/// anything it does not accept it returns nil and `ManifestFile.decode` takes the generic
+/// decoder, which does; a test holds the two to the same result.
+enum ManifestReader {
+    static func manifest(_ bytes: [UInt8]) -> CourseManifest? {
+        guard case .object(let top)? = JSONValue.parse(bytes) else { return nil }
+        let fields = Fields(top)
+        guard let schemaVersion = fields.int("schema_version"), let courseID = fields.string("course_id"),
+            let publishedAt = fields.string("published_at"), let generator = fields.string("generator"),
+            let blocks = fields.array("blocks", block), let runtime = fields.optional("runtime", sharedArchive),
+            let outline = fields.optional("outline", { $0.array(outlineEntry) }), let search = fields.optional("search", sharedArchive)
+        else { return nil }
+        var manifest = CourseManifest(courseID: courseID, publishedAt: publishedAt, generator: generator, blocks: blocks, runtime: runtime)
+        manifest.schemaVersion = schemaVersion
+        manifest.outline = outline
+        manifest.search = search
+        return manifest
+    }
+
+    /// The fields of one object, read by the rules of synthesized `Decodable`.
+    struct Fields {
+        let object: [String: JSONValue]
+
+        init(_ object: [String: JSONValue]) { self.object = object }
+
+        /// Nil when absent or of another type.
+        func string(_ key: String) -> String? { object[key]?.string }
+        func int(_ key: String) -> Int? { object[key]?.int }
+        func unsigned(_ key: String) -> UInt64? { object[key]?.unsigned }
+
+        func array<T>(_ key: String, _ element: (JSONValue) -> T?) -> [T]? { object[key]?.array(element) }
+
+        /// `.some(nil)` when absent or null, nil when present and not a `T`.
+        func optional<T>(_ key: String, _ read: (JSONValue) -> T?) -> T?? {
+            guard let value = object[key], value != .null else { return .some(nil) }
+            return read(value).map { .some($0) }
+        }
+    }
+
+    static func sharedArchive(_ value: JSONValue) -> SharedArchive? {
+        guard case .object(let object) = value else { return nil }
+        let fields = Fields(object)
+        guard let archive = fields.string("archive"), let size = fields.unsigned("size"), let sha256 = fields.string("sha256"),
+            let contentHash = fields.string("content_hash")
+        else { return nil }
+        return SharedArchive(archive: archive, size: size, sha256: sha256, contentHash: contentHash)
+    }
+
+    static func outlineEntry(_ value: JSONValue) -> OutlineEntry? {
+        guard case .object(let object) = value else { return nil }
+        let fields = Fields(object)
+        guard let usageID = fields.string("usage_id"), let type = fields.string("type"),
+            let displayName = fields.optional("display_name", { $0.string }), let children = fields.array("children", { $0.string })
+        else { return nil }
+        return OutlineEntry(usageID: usageID, type: type, displayName: displayName, children: children)
+    }
+
+    static func block(_ value: JSONValue) -> BlockEntry? {
+        guard case .object(let object) = value else { return nil }
+        let fields = Fields(object)
+        guard let usageID = fields.string("usage_id"), let type = fields.string("type"),
+            let displayName = fields.optional("display_name", { $0.string }), let parents = fields.array("parents", { $0.string }),
+            let archive = fields.optional("archive", { $0.string }), let size = fields.optional("size", { $0.unsigned }),
+            let sha256 = fields.optional("sha256", { $0.string }), let contentHash = fields.optional("content_hash", { $0.string }),
+            let lastModified = fields.optional("last_modified", { $0.string }),
+            let offlineDownload = fields.optional("offline_download", Self.offlineDownload),
+            let offline = fields.optional("offline", { $0.boolean }), let reason = fields.optional("reason", { $0.string }),
+            let requiresNetwork = fields.optional("requires_network", { $0.array { $0.string } }),
+            let runtime = fields.optional("runtime", { $0.string }),
+            let groupAccess = fields.optional("group_access", Self.groupAccess),
+            let splitTest = fields.optional("split_test", Self.splitTest)
+        else { return nil }
+        var entry = BlockEntry(
+            usageID: usageID, type: type, displayName: displayName, parents: parents, archive: archive, size: size, sha256: sha256,
+            contentHash: contentHash, lastModified: lastModified, offline: offline, reason: reason, requiresNetwork: requiresNetwork,
+            runtime: runtime)
+        // As decoded, not as the initializer derives it.
+        entry.offlineDownload = offlineDownload
+        entry.groupAccess = groupAccess
+        entry.splitTest = splitTest
+        return entry
+    }
+
+    static func offlineDownload(_ value: JSONValue) -> OfflineDownload? {
+        guard case .object(let object) = value else { return nil }
+        let fields = Fields(object)
+        guard let fileURL = fields.string("file_url"), let lastModified = fields.string("last_modified"),
+            let fileSize = fields.unsigned("file_size")
+        else { return nil }
+        return OfflineDownload(fileURL: fileURL, lastModified: lastModified, fileSize: fileSize)
+    }
+
+    static func groupAccess(_ value: JSONValue) -> [String: [Int]]? {
+        guard case .object(let object) = value else { return nil }
+        var groups: [String: [Int]] = [:]
+        for (key, list) in object {
+            guard let ids = list.array({ $0.int }) else { return nil }
+            groups[key] = ids
+        }
+        return groups
+    }
+
+    static func splitTest(_ value: JSONValue) -> SplitTestGroupEntry? {
+        guard case .object(let object) = value else { return nil }
+        let fields = Fields(object)
+        guard let usageID = fields.string("usage_id"), let partition = fields.int("user_partition_id"),
+            let groupID = fields.optional("group_id", { $0.int })
+        else { return nil }
+        return SplitTestGroupEntry(usageID: usageID, userPartitionID: partition, groupID: groupID)
+    }
+}
+
+extension JSONValue {
+    var string: String? {
+        guard case .string(let value) = self else { return nil }
+        return value
+    }
+
+    var int: Int? {
+        guard case .integer(let value) = self else { return nil }
+        return Int(exactly: value)
+    }
+
+    var unsigned: UInt64? {
+        switch self {
+        case .integer(let value): return UInt64(exactly: value)
+        case .unsigned(let value): return value
+        default: return nil
+        }
+    }
+
+    var boolean: Bool? {
+        guard case .boolean(let value) = self else { return nil }
+        return value
+    }
+
+    func array<T>(_ element: (JSONValue) -> T?) -> [T]? {
+        guard case .array(let values) = self else { return nil }
+        var result: [T] = []
+        result.reserveCapacity(values.count)
+        for value in values {
+            guard let item = element(value) else { return nil }
+            result.append(item)
+        }
+        return result
+    }
+}

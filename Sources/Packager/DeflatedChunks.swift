@@ -1,0 +1,108 @@
+import CZlib
+import Crypto
+import IncrementalBuild
+import ZlibStream
+
+/// The search index's `index.js` deflated in pieces, each by a compressor of its own primed
+/// with the last 32 KiB of the piece before (its dictionary) and ended with a sync flush
+/// (byte-aligned, no final block), so that the pieces joined and followed by an empty final
+/// block are one valid deflate stream that compresses nearly as well as one compressor would
+/// (as pigz writes it). A rebuild deflates again only the pieces whose bytes or dictionary
+/// changed and takes the others from the state folder: an edit to one page costs two pieces,
+/// not the whole index. Pieces are found by the SHA-256 of their dictionary and bytes, and the
+/// compression level: equal keys are equal output.
+struct DeflatedChunks: Sendable {
+    struct Chunk: Sendable {
+        var crc32: UInt32
+        var length: Int
+        var deflated: [UInt8]
+    }
+
+    static let fileName = "search-chunks.bin"
+    static let format = "coursepack-search-chunks-v1"
+    /// An empty final block of fixed codes: what ends the joined stream.
+    static let finalBlock: [UInt8] = [0x03, 0x00]
+
+    let level: Int32
+    /// By SHA-256 of the piece's bytes.
+    var chunks: [[UInt8]: Chunk] = [:]
+
+    init(level: Int32, chunks: [[UInt8]: Chunk] = [:]) {
+        self.level = level
+        self.chunks = chunks
+    }
+
+    /// Empty when there is no file, or one written at another level.
+    static func load(from stateFolder: String, level: Int32) -> DeflatedChunks {
+        var cache = DeflatedChunks(level: level)
+        guard let records = RecordFile.load(stateFolder + "/" + fileName, format: format),
+            let head = records.first, head.count == 1, String(decoding: head[0], as: UTF8.self) == String(level)
+        else { return cache }
+        for fields in records.dropFirst() where fields.count == 4 && fields[0].count == 32 && fields[1].count == 4 {
+            guard let length = Int(String(decoding: fields[2], as: UTF8.self)) else { continue }
+            let crc = fields[1].reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            cache.chunks[Array(fields[0])] = Chunk(crc32: crc, length: length, deflated: Array(fields[3]))
+        }
+        return cache
+    }
+
+    func save(to stateFolder: String) {
+        var file = RecordFile(format: Self.format, capacity: chunks.values.reduce(0) { $0 + 64 + $1.deflated.count })
+        file.add([ArraySlice(String(level).utf8)])
+        for key in chunks.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+            guard let chunk = chunks[key] else { continue }
+            let crc = withUnsafeBytes(of: chunk.crc32.littleEndian) { Array($0) }
+            file.add([key[...], crc[...], ArraySlice(String(chunk.length).utf8), chunk.deflated[...]])
+        }
+        file.save(to: stateFolder + "/" + Self.fileName)
+    }
+
+    /// Deflate's window: what a piece may refer back to in the one before.
+    static let dictionarySize = 32 << 10
+
+    /// The dictionary of the piece after `previous`: its last `dictionarySize` bytes.
+    static func dictionary(after previous: [UInt8]?) -> ArraySlice<UInt8> {
+        previous.map { $0.suffix(dictionarySize) } ?? []
+    }
+
+    static func key(of bytes: [UInt8], dictionary: ArraySlice<UInt8>) -> [UInt8] {
+        var hasher = SHA256()
+        withUnsafeBytes(of: UInt64(dictionary.count).littleEndian) { hasher.update(bufferPointer: $0) }
+        dictionary.withUnsafeBytes { hasher.update(bufferPointer: $0) }
+        hasher.update(data: bytes)
+        return Array(hasher.finalize())
+    }
+
+    /// `bytes` deflated as one piece of a joined stream (raw deflate, sync flush, not final),
+    /// referring back into `dictionary`, the bytes just before it in the stream.
+    static func deflate(_ bytes: [UInt8], dictionary: ArraySlice<UInt8>, level: Int32) throws(ZlibError) -> Chunk {
+        var stream = z_stream()
+        var code = deflateInit2_(&stream, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY, zlibVersion(), Int32(MemoryLayout<z_stream>.size))
+        guard code == Z_OK else { throw ZlibError(operation: "init", code: code) }
+        defer { deflateEnd(&stream) }
+        if !dictionary.isEmpty {
+            code = dictionary.withUnsafeBufferPointer { deflateSetDictionary(&stream, $0.baseAddress, uInt($0.count)) }
+            guard code == Z_OK else { throw ZlibError(operation: "dictionary", code: code) }
+        }
+        // A sync flush after all input: deflateBound plus the flush's few bytes always suffices.
+        var output = [UInt8](repeating: 0, count: Int(deflateBound(&stream, uLong(bytes.count))) + 16)
+        let produced = bytes.withUnsafeBufferPointer { input in
+            output.withUnsafeMutableBufferPointer { out -> Int in
+                stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress)
+                stream.avail_in = uInt(input.count)
+                stream.next_out = out.baseAddress
+                stream.avail_out = uInt(out.count)
+                code = CZlib.deflate(&stream, Z_SYNC_FLUSH)
+                return out.count - Int(stream.avail_out)
+            }
+        }
+        guard code == Z_OK, stream.avail_in == 0 else { throw ZlibError(operation: "deflate", code: code) }
+        output.removeSubrange(produced...)
+        return Chunk(crc32: CRC32.checksum(bytes), length: bytes.count, deflated: output)
+    }
+
+    /// CRC-32 of two pieces joined, from theirs.
+    static func combine(_ first: UInt32, _ second: UInt32, secondLength: Int) -> UInt32 {
+        UInt32(crc32_combine(uLong(first), uLong(second), off_t(secondLength)))
+    }
+}

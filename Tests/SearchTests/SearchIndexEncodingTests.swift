@@ -1,0 +1,37 @@
+import CourseSearch
+import Foundation
+import Testing
+import TestSupport
+
+/// `index.js` is written by hand for speed; its bytes must stay those JSONEncoder wrote, which
+/// published indexes and their content hashes were made with.
+@Suite struct SearchIndexEncodingTests {
+    /// The encoding the index had before: Foundation's, sorted keys, slashes unescaped.
+    static func foundationEncoded(_ index: SearchIndex) throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return Array("window.coursepackSearchIndex = ".utf8) + Array(try encoder.encode(index)) + Array(";\n".utf8)
+    }
+
+    @Test func theDemoIndexIsByteForByteWhatJSONEncoderWrote() throws {
+        let (_, index) = try publishedIndex(in: try build(TestSupport.demoCourse))
+        #expect(index.documents.count > 100)
+        #expect(index.encoded() == (try Self.foundationEncoded(index)))
+    }
+
+    @Test func awkwardTextIsEscapedAsJSONEncoderEscapesIt() throws {
+        let tokenizer = SearchTokenizer(language: "en")
+        let awkward = "quote \" backslash \\ slash / tab \t newline \n cr \r bell \u{07} nul \u{0} form \u{0C} back \u{08} del \u{7F} e\u{301} 日本 🎓 \u{2028} </script>"
+        let documents = [
+            SearchDocument(usageID: "block-v1:a+b+c+type@html+block@x", type: "html", title: awkward, path: [awkward, ""], page: "html/x/index.html", text: awkward, tokenizer: tokenizer),
+            SearchDocument(usageID: "u2", type: "video", title: "", path: [], page: nil, text: "", tokenizer: tokenizer),
+        ]
+        for index in [
+            SearchIndex(courseID: "course-v1:a+b+c", language: awkward, documents: documents, textVersion: 3),
+            SearchIndex(courseID: "c", language: "", documents: [], textVersion: 0),
+        ] {
+            #expect(index.encoded() == (try Self.foundationEncoded(index)))
+            #expect(try SearchIndex.decode(index.encoded(), path: "index.js") == index)
+        }
+    }
+}
