@@ -52,7 +52,7 @@ let package = Package(
             name: "SyncClient",
             dependencies: ["Manifest", "ZipArchive", "ZlibStream", "FileSystem", .product(name: "Crypto", package: "swift-crypto")]
         ),
-        .target(name: "IncrementalBuild", dependencies: ["FileSystem", "ParallelMap", .product(name: "Crypto", package: "swift-crypto")]),
+        .target(name: "IncrementalBuild", dependencies: ["FileSystem", "ParallelMap", "ZlibStream", .product(name: "Crypto", package: "swift-crypto")]),
         .target(
             name: "Packager",
             dependencies: [

@@ -27,7 +27,7 @@ public struct BlockMemos<Note: Codable & Sendable & Equatable>: Sendable, Equata
     }
 
     static var fileName: String { "blocks.bin" }
-    static var format: String { "coursepack-block-memos-v2" }
+    static var format: String { "coursepack-block-memos-v3" }
 
     /// By usage id.
     public var memos: [String: Memo]

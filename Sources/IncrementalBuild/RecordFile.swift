@@ -1,12 +1,16 @@
 import FileSystem
 import Foundation
+import ZlibStream
 
 /// A state file of records, each a list of byte fields, for caches too large for JSON to be
 /// cheap (the search index's text): a format line, then for each record its field count and
-/// each field's length (32-bit little-endian) and bytes. A file that is missing, of another
-/// format or that does not end exactly after its last record reads as no records: a cache is
-/// then rebuilt, never trusted. It is replaced durably (synced before its rename), so a power
-/// cut leaves the old file or the new one, never a mix; no checksum is spent on that.
+/// each field's length (32-bit little-endian) and bytes, then the CRC-32 of all that. A file
+/// that is missing, of another format, whose checksum does not match or that does not end
+/// exactly after its last record reads as no records: a cache is then rebuilt, never trusted.
+/// A cache feeds archive bytes (compressed pieces of the search index), so a flipped bit on
+/// the disk must cost a rebuild, not a publish that fails its own CRC on every device. It is
+/// replaced durably (synced before its rename), so a power cut leaves the old file or the new
+/// one, never a mix.
 public struct RecordFile: Sendable {
     public private(set) var bytes: [UInt8]
 
@@ -29,7 +33,9 @@ public struct RecordFile: Sendable {
 
     /// Written like the other state files: synced, renamed into place, folder synced.
     public func save(to path: String) {
-        try? DurableFile.replace(path, with: bytes)
+        var sealed = bytes
+        withUnsafeBytes(of: CRC32.checksum(bytes).littleEndian) { sealed.append(contentsOf: $0) }
+        try? DurableFile.replace(path, with: sealed)
     }
 
     /// The records of the file at `path`, each field a slice of one buffer; nil when the file
@@ -38,8 +44,12 @@ public struct RecordFile: Sendable {
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
         let bytes = [UInt8](data)
         let header = Array((format + "\n").utf8)
-        guard bytes.starts(with: header) else { return nil }
-        let end = bytes.count
+        guard bytes.starts(with: header), bytes.count >= header.count + 4 else { return nil }
+        let end = bytes.count - 4
+        let stored = bytes[end...].reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        var crc = CRC32()
+        bytes.withUnsafeBytes { crc.update(UnsafeRawBufferPointer(rebasing: $0[..<end])) }
+        guard crc.value == stored else { return nil }
         var position = header.count
         func number() -> Int? {
             guard end - position >= 4 else { return nil }

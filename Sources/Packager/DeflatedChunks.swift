@@ -19,7 +19,7 @@ struct DeflatedChunks: Sendable {
     }
 
     static let fileName = "search-chunks.bin"
-    static let format = "coursepack-search-chunks-v1"
+    static let format = "coursepack-search-chunks-v2"
     /// An empty final block of fixed codes: what ends the joined stream.
     static let finalBlock: [UInt8] = [0x03, 0x00]
 

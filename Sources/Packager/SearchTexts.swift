@@ -19,7 +19,7 @@ struct SearchTexts: Sendable {
     }
 
     static let folderName = "search-texts"
-    static let format = "coursepack-search-texts-v1"
+    static let format = "coursepack-search-texts-v2"
     static let shardCount: UInt64 = 64
 
     let textVersion: Int
