@@ -15,11 +15,15 @@ public enum TestSupport {
     /// True in CI, where a missing tool or corpus is a failure, never a skip.
     public static var isCI: Bool { ProcessInfo.processInfo.environment["CI"] == "true" }
 
-    /// A fresh folder under the system temporary folder.
+    /// A fresh folder under the system temporary folder, removed when the test process exits
+    /// (`COURSEPACK_KEEP_TEST_FILES=1` keeps them to look at). Kept, a full run left gigabytes
+    /// in /tmp each time: a developer's disk filled up within a few days of `make test`.
     public static func temporaryFolder(_ label: String = "test") -> String {
         var template = Array((NSTemporaryDirectory() + "/coursepack-\(label)-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else { fatalError("mkdtemp failed: \(errno)") }
-        return String(cString: made)
+        let path = String(cString: made)
+        TemporaryFolders.shared.add(path)
+        return path
     }
 
     /// Writes `files` (relative path → text) under `root`, creating folders.
