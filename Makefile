@@ -6,7 +6,10 @@ EXAMPLE_OUT := out/example
 
 .PHONY: run test build release templates clean bench fuzz
 
-run: release
+# Only `coursepack` is needed here; `make release` builds the other two programs too.
+run:
+	@scripts/ensure-deps.sh
+	$(SWIFT) build -c release --product coursepack
 	$(RELEASE_BIN) build $(EXAMPLE) --out $(EXAMPLE_OUT) --report $(EXAMPLE_OUT).report.json
 	@echo
 	@echo "Bundles:  $(EXAMPLE_OUT)/<type>/<url_name>.zip"
