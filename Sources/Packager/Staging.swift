@@ -50,12 +50,11 @@ enum Staging {
             // File systems without hard links: a copy is as good, only slower, once its data
             // is on disk like the staged file's.
             try FileManager.default.copyItem(atPath: staged, toPath: temporary)
-            let fd = open(temporary, O_RDONLY | O_CLOEXEC)
-            defer { if fd >= 0 { close(fd) } }
-            guard fd >= 0, fsync(fd) == 0 else {
-                let code = errno
+            do {
+                try DurableFile.syncFile(temporary)
+            } catch {
                 unlink(temporary)
-                throw BuildError.output(path: final, reason: "cannot sync its copy to disk: \(String(cString: strerror(code)))")
+                throw BuildError.output(path: final, reason: "cannot sync its copy to disk: \(String(cString: strerror(error.errno)))")
             }
         }
         guard rename(temporary, final) == 0 else {

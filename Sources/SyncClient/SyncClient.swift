@@ -135,12 +135,12 @@ public struct SyncClient: Sendable {
         defer { session.finish() }
         let results = await withTaskGroup(of: (Int, Result<StagedBlock, SyncError>).self) { group in
             var outcomes = [Result<UInt64, SyncError>?](repeating: nil, count: downloads.count)
-            var batch = [Result<StagedBlock, SyncError>?](repeating: nil, count: downloads.count)
-            var batched = (blocks: 0, bytes: UInt64(0))
+            var batch: [(Int, StagedBlock)] = []
+            var batchedBytes: UInt64 = 0
             func swapBatch() {
-                for (index, result) in swapIn(batch).enumerated() where result != nil { outcomes[index] = result }
-                batch = [Result<StagedBlock, SyncError>?](repeating: nil, count: downloads.count)
-                batched = (0, 0)
+                for (index, result) in swapIn(batch) { outcomes[index] = result }
+                batch = []
+                batchedBytes = 0
             }
             var next = 0
             var done = 0
@@ -151,19 +151,18 @@ public struct SyncClient: Sendable {
             while next < min(options.jobs, downloads.count) { start(next); next += 1 }
             for await (index, result) in group {
                 switch result {
-                case .success:
-                    batch[index] = result
-                    batched.blocks += 1
-                    batched.bytes += UInt64(downloads[index].size ?? 0)
+                case .success(let block):
+                    batch.append((index, block))
+                    batchedBytes += UInt64(downloads[index].size ?? 0)
                 case .failure(let error):
                     outcomes[index] = .failure(error)
                 }
-                if batched.blocks >= Self.swapBatchBlocks || batched.bytes >= Self.swapBatchBytes { swapBatch() }
+                if batch.count >= Self.swapBatchBlocks || batchedBytes >= Self.swapBatchBytes { swapBatch() }
                 done += 1
                 progress(done, downloads.count)
                 if next < downloads.count { start(next); next += 1 }
             }
-            if batched.blocks > 0 { swapBatch() }
+            if !batch.isEmpty { swapBatch() }
             return outcomes
         }
 
@@ -331,18 +330,15 @@ public struct SyncClient: Sendable {
         return .success(StagedBlock(staging: staging, final: options.target + "/" + folder, parent: parent, name: name, transferred: fetched.transferred))
     }
 
-    /// Makes every staged block durable, swaps each into place, and makes the swaps durable;
-    /// returns each block's bytes transferred, or why it is not installed.
     /// Blocks, or archive bytes, unpacked before they are swapped in together.
     static let swapBatchBlocks = 256
     static let swapBatchBytes: UInt64 = 128 << 20
 
-    private func swapIn(_ staged: [Result<StagedBlock, SyncError>?]) -> [Result<UInt64, SyncError>?] {
-        var results: [Result<UInt64, SyncError>?] = staged.map { $0.map { $0.map(\.transferred) } }
-        let ready = staged.enumerated().compactMap { index, result -> (Int, StagedBlock)? in
-            guard case .success(let block) = result else { return nil }
-            return (index, block)
-        }
+    /// Makes every staged block durable, swaps each into place, and makes the swaps durable;
+    /// returns each block's bytes transferred, or why it is not installed, by its index among
+    /// the sync's downloads (`ready` pairs each block with that index).
+    private func swapIn(_ ready: [(Int, StagedBlock)]) -> [Int: Result<UInt64, SyncError>] {
+        var results = Dictionary(uniqueKeysWithValues: ready.map { ($0.0, Result<UInt64, SyncError>.success($0.1.transferred)) })
         guard !ready.isEmpty else { return results }
         // One wait for every file, folder and inventory written into the staging folders (the
         // per-file path synced each as it was written).
