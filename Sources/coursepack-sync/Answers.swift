@@ -33,7 +33,10 @@ struct Answers: ParsableCommand {
             return
         }
         // Each course keeps its own outbox, in its course folder.
-        let entries = courses.flatMap { Outbox(folder: SyncClient.stateFolder(of: $0.root)).entries() }
+        // Messages and results came from the LMS, ids and times from pages: none reaches the
+        // terminal with control characters (older outboxes stored them raw). The learner's own
+        // fields are printed as given; JSON escapes their C0 characters.
+        let entries = courses.flatMap { Outbox(folder: SyncClient.stateFolder(of: $0.root)).entries() }.map(Self.printable)
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -45,5 +48,16 @@ struct Answers: ParsableCommand {
         }
         let counts = Dictionary(grouping: entries, by: \.state).mapValues(\.count)
         print("\(entries.count) answers: " + ["pending", "sending", "sent", "conflict", "rejected"].map { "\(counts[AnswerEntry.State(rawValue: $0)!] ?? 0) \($0)" }.joined(separator: ", "))
+    }
+
+    static func printable(_ entry: AnswerEntry) -> AnswerEntry {
+        var clean = entry
+        clean.id = RemoteText.clean(entry.id, limit: 200)
+        clean.usageID = RemoteText.clean(entry.usageID, limit: 500)
+        clean.timestamp = RemoteText.clean(entry.timestamp, limit: 64)
+        clean.contentHash = entry.contentHash.map { RemoteText.clean($0, limit: 128) }
+        clean.message = entry.message.map { RemoteText.clean($0) }
+        clean.result = entry.result.map { RemoteText.clean($0, limit: 4096) }
+        return clean
     }
 }
