@@ -25,9 +25,9 @@ struct Answers: ParsableCommand {
             let data = add == "-" ? FileHandle.standardInput.readDataToEndOfFile() : FileManager.default.contents(atPath: add)
             do {
                 let entry = try clientTarget.recordAnswer(data ?? Data())
-                print("recorded \(entry.id) for \(entry.usageID)")
+                print("recorded \(RemoteText.clean(entry.id, limit: 200)) for \(RemoteText.clean(entry.usageID, limit: 500))")
             } catch {
-                printError("error: \(add): \(error)")
+                printError("error: \(add): \(RemoteText.clean("\(error)", limit: 1000))")
                 throw ExitCode(ExitStatus.badInput)
             }
             return

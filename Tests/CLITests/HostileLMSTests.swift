@@ -180,7 +180,7 @@ extension OutboxTests {
         let lms = try startLMS(course: course)
         defer { #expect(lms.process.stop(), "the fake LMS outlived its test") }
         #expect(try answer(target, at: "2026-11-23T09:00:01.000Z", fields: ["input_offline_quiz_2_1": "choice_1"]).status == 0)
-        try lms.fail(["delay": [Self.quiz: 2]])
+        try lms.fail(["delay": [Self.quiz: 4]])
         let first = try ChildProcess(TestSupport.coursepackBinary, ["sync", published, "--to", target, "--submit", "--lms-url", lms.url, "--lms-token-file", token])
         for _ in 0..<100 where lms.requests().isEmpty { usleep(50_000) }
         let second = try submit(published, target, lms, token: token)

@@ -88,6 +88,16 @@ import TestSupport
         }
     }
 
+    /// Every URL the client builds is on its origin, which `LMSRequest` checks before sending.
+    @Test(arguments: ["https://lms.example.org", "https://lms.example.org:8443/", "https://lms.example.org/prefix/", "http://[::1]:8000", "http://127.0.0.1:18000"])
+    func theHandlerIsOnTheOrigin(url: String) throws {
+        let origin = try LMSOrigin(url)
+        let sender = AnswerSender(origin: origin, courseID: Self.course, credential: nil)
+        #expect(origin.owns(try #require(sender.handlerURL(for: Self.quiz))))
+        #expect(!origin.owns(try #require(URL(string: "https://evil.example/courses/x"))))
+        #expect(!origin.owns(try #require(URL(string: origin.base.replacingOccurrences(of: "://", with: "://user@") + "/x"))))
+    }
+
     @Test(arguments: [
         "https://user:pass@lms.example.org", "https://lms.example.org@evil.example", "https://lms.example.org\\@evil.example",
         "https://lms.example.org?x=1", "https://lms.example.org#x", "https://lms.example.org/../admin", "https://lms.example.org/%2e%2e",
