@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Manifest
 
@@ -14,119 +15,166 @@ public enum LMSCredential: Sendable, Equatable {
     /// CSRF token Django requires for a POST.
     case sessionCookie(String)
 
+    /// A token file is read up to this many bytes: a token is a line, not a file's worth.
+    static let fileLimit = 64 << 10
+
     /// `COURSEPACK_LMS_TOKEN` or `COURSEPACK_LMS_COOKIE`, or the first line of `file` (a line
-    /// starting with `Cookie:` is a session cookie, anything else a bearer token).
-    public static func load(file: String?, environment: [String: String] = ProcessInfo.processInfo.environment) throws(SyncError) -> LMSCredential? {
+    /// starting with `Cookie:` is a session cookie, anything else a bearer token). `warn` hears
+    /// of a token file other users may read.
+    public static func load(
+        file: String?, environment: [String: String] = ProcessInfo.processInfo.environment, warn: (String) -> Void = { _ in }
+    ) throws(SyncError) -> LMSCredential? {
         if let file {
-            guard let data = FileManager.default.contents(atPath: file),
-                let line = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first.map({ String($0).trimmingCharacters(in: .whitespaces) }),
-                !line.isEmpty
-            else { throw .local(path: file, reason: "holds no token") }
-            if line.lowercased().hasPrefix("cookie:") { return .sessionCookie(String(line.dropFirst(7)).trimmingCharacters(in: .whitespaces)) }
-            return .bearer(line.hasPrefix("Bearer ") ? String(line.dropFirst(7)) : line)
+            let line = try firstLine(of: file, warn: warn)
+            let credential: LMSCredential
+            if line.lowercased().hasPrefix("cookie:") {
+                credential = .sessionCookie(String(line.dropFirst(7)).trimmingCharacters(in: .whitespaces))
+            } else {
+                credential = .bearer(line.hasPrefix("Bearer ") ? String(line.dropFirst(7)) : line)
+            }
+            try credential.check(source: file)
+            return credential
         }
-        if let token = environment["COURSEPACK_LMS_TOKEN"], !token.isEmpty { return .bearer(token) }
-        if let cookie = environment["COURSEPACK_LMS_COOKIE"], !cookie.isEmpty { return .sessionCookie(cookie) }
+        if let token = environment["COURSEPACK_LMS_TOKEN"], !token.isEmpty {
+            try LMSCredential.bearer(token).check(source: "COURSEPACK_LMS_TOKEN")
+            return .bearer(token)
+        }
+        if let cookie = environment["COURSEPACK_LMS_COOKIE"], !cookie.isEmpty {
+            try LMSCredential.sessionCookie(cookie).check(source: "COURSEPACK_LMS_COOKIE")
+            return .sessionCookie(cookie)
+        }
         return nil
+    }
+
+    /// Read through one descriptor, so the mode checked is the file's read. Writable by group or
+    /// others: refused (anyone could swap in their own account). Readable by them: a warning, as
+    /// a device with one user often has umask 022 files and refusing would stop its uploads.
+    static func firstLine(of file: String, warn: (String) -> Void) throws(SyncError) -> String {
+        let fd = open(file, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw .local(path: file, reason: "cannot read the token file: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw .local(path: file, reason: "cannot read the token file") }
+        if (info.st_mode & S_IFMT) == S_IFREG {
+            guard info.st_mode & 0o022 == 0 else {
+                throw .local(path: file, reason: "other users may write this token file; refusing it (chmod 600 \(file))")
+            }
+            if info.st_mode & 0o044 != 0 { warn("warning: \(file): other users may read this token file (chmod 600 \(file))") }
+        }
+        var bytes = [UInt8](repeating: 0, count: fileLimit)
+        var count = 0
+        while count < fileLimit {
+            let got = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + count, fileLimit - count) }
+            if got < 0 && errno == EINTR { continue }
+            guard got > 0 else { break }
+            count += got
+        }
+        let text = String(decoding: bytes.prefix(count), as: UTF8.self)
+        guard let line = text.split(whereSeparator: \.isNewline).first.map({ String($0).trimmingCharacters(in: .whitespaces) }), !line.isEmpty else {
+            throw .local(path: file, reason: "holds no token")
+        }
+        return line
+    }
+
+    /// A header value with a control character could end the header and start another.
+    func check(source: String) throws(SyncError) {
+        let value: String
+        switch self {
+        case .bearer(let token): value = token
+        case .sessionCookie(let cookie): value = cookie
+        }
+        guard !value.isEmpty, value.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value < 0x7F }) else {
+            throw .local(path: source, reason: "the credential holds control characters or non-ASCII text; refusing it")
+        }
     }
 }
 
 /// Sends the outbox's answers to the LMS's own `problem_check` handler, one block at a time, each
 /// block's answers in timestamp order, checking first that the block has not changed since.
+///
+/// Every request goes to `origin` only and follows no redirect; each answer carries its entry id
+/// as `Idempotency-Key`, the same on every try, so an LMS (or a proxy in front of it) can drop
+/// the repeat that a crash between sending and marking causes. Only what a page shows is kept
+/// of the LMS's answer, cleaned of control characters.
 public struct AnswerSender: Sendable {
     public struct Summary: Sendable, Equatable {
         public var sent = 0
         public var conflicts = 0
         public var rejected = 0
-        /// Left pending for a later flush (network errors, 5xx, or sending stopped).
+        /// Left pending for a later flush (network errors, 5xx, redirects, or sending stopped).
         public var kept = 0
         /// The LMS answered 401 or 403: sending stopped; the learner must sign in again.
         public var signInRequired = false
+        /// Why sending stopped (the LMS unreachable, a redirect), cleaned for printing.
+        public var stopReason: String?
+
+        public init() {}
     }
 
-    public let lmsURL: String
+    public enum Failure: Error, Equatable, CustomStringConvertible {
+        case outbox(OutboxError)
+        /// An id that would go into a URL is not an opaque key of the course; nothing was sent.
+        case invalidKey(OpaqueKey.Invalid)
+
+        public var description: String {
+            switch self {
+            case .outbox(let error): return "\(error)"
+            case .invalidKey(let error): return "the course's manifest is refused: \(error)"
+            }
+        }
+    }
+
+    public let origin: LMSOrigin
     public let courseID: String
     public let credential: LMSCredential?
     public let timeout: TimeInterval
 
-    public init(lmsURL: String, courseID: String, credential: LMSCredential?, timeout: TimeInterval = 30) {
-        var base = lmsURL
-        while base.hasSuffix("/") { base.removeLast() }
-        self.lmsURL = base
+    public init(origin: LMSOrigin, courseID: String, credential: LMSCredential?, timeout: TimeInterval = 30) {
+        self.origin = origin
         self.courseID = courseID
         self.credential = credential
         self.timeout = timeout
     }
 
-    /// Where CAPA grades an answer: the problem block's `problem_check` handler.
+    /// Where CAPA grades an answer: the problem block's `problem_check` handler, the course and
+    /// usage ids each one percent-encoded path segment.
     public func handlerURL(for usageID: String) -> URL? {
-        URL(string: "\(lmsURL)/courses/\(courseID)/xblock/\(usageID)/handler/xmodule_handler/problem_check")
+        URL(string: "\(origin.base)/courses/\(OpaqueKey.pathSegment(courseID))/xblock/\(OpaqueKey.pathSegment(usageID))/handler/xmodule_handler/problem_check")
+    }
+
+    /// The course id and the usage id of every answer to send, checked before any request.
+    func checkKeys(of waiting: [AnswerEntry], current: [String: String?]) throws(Failure) {
+        do {
+            let course = try OpaqueKey.course(courseID)
+            for entry in waiting where current[entry.usageID] != nil {
+                try OpaqueKey.checkUsage(entry.usageID, of: course, courseID: courseID)
+            }
+        } catch {
+            throw .invalidKey(error)
+        }
     }
 
     /// Sends what is pending. `server` is the course's current manifest: an answer given on a
-    /// block whose `content_hash` has changed since is held as a conflict, never sent.
-    public func flush(_ outbox: Outbox, server: CourseManifest) async throws(OutboxError) -> Summary {
+    /// block whose `content_hash` has changed since is held as a conflict, never sent. The caller
+    /// holds the target's lock: reading, sending and marking must not interleave with another flush.
+    public func flush(_ outbox: Outbox, server: CourseManifest) async throws(Failure) -> Summary {
         var summary = Summary()
         let current = Dictionary(server.blocks.map { ($0.usageID, $0.contentHash) }, uniquingKeysWith: { a, _ in a })
         let waiting = outbox.entries().filter { $0.state == .pending || $0.state == .sending }
+        try checkKeys(of: waiting, current: current)
         var blocksInOrder: [String] = []
         for entry in waiting where !blocksInOrder.contains(entry.usageID) { blocksInOrder.append(entry.usageID) }
-        var stopAll = false
         for block in blocksInOrder {
-            for var entry in waiting where entry.usageID == block {
-                if stopAll {
+            let answers = waiting.filter { $0.usageID == block }
+            for (index, entry) in answers.enumerated() {
+                if summary.stopReason != nil || summary.signInRequired {
                     summary.kept += 1
                     continue
                 }
-                guard let hash = current[block] else {
-                    entry.state = .conflict
-                    entry.message = "the block is no longer in the course"
-                    try outbox.update(entry)
-                    summary.conflicts += 1
-                    continue
-                }
-                if let answered = entry.contentHash, answered != hash {
-                    entry.state = .conflict
-                    entry.message = "the problem changed since this answer was given; it was not sent"
-                    try outbox.update(entry)
-                    summary.conflicts += 1
-                    continue
-                }
-                entry.state = .sending
-                entry.attempts += 1
-                try outbox.update(entry)
-                let response = await post(entry)
-                switch response {
-                case .success(200...299, let body):
-                    entry.state = .sent
-                    entry.result = body
-                    entry.message = nil
-                    summary.sent += 1
-                case .success(401, let body), .success(403, let body):
-                    entry.state = .pending
-                    entry.message = "sign in to the LMS again: " + Self.message(from: body)
-                    summary.signInRequired = true
-                    summary.kept += 1
-                    stopAll = true
-                case .success(400...499, let body):
-                    entry.state = .rejected
-                    entry.message = Self.message(from: body)
-                    summary.rejected += 1
-                case .success(let status, _):
-                    entry.state = .pending
-                    entry.message = "the LMS answered HTTP \(status); kept for the next try"
-                    summary.kept += 1
-                case .failure(let reason):
-                    entry.state = .pending
-                    entry.message = "not sent: \(reason); kept for the next try"
-                    summary.kept += 1
-                    stopAll = true  // the LMS cannot be reached: nothing else will get through now
-                }
-                try outbox.update(entry)
+                let done = try await settle(entry, current: current[block], outbox: outbox, summary: &summary)
                 // Later answers of a block wait for its earlier ones, so they reach the LMS in order.
-                if entry.state == .pending && !stopAll {
-                    let rest = waiting.drop { $0.id != entry.id }.dropFirst().filter { $0.usageID == block }.count
-                    summary.kept += rest
+                if done.state == .pending && summary.stopReason == nil && !summary.signInRequired {
+                    summary.kept += answers.count - index - 1
                     break
                 }
             }
@@ -134,9 +182,80 @@ public struct AnswerSender: Sendable {
         return summary
     }
 
+    /// Holds, sends or records one answer, and returns it as recorded. `current`: the block's
+    /// hash in the server's manifest (nil: the block is gone; `.some(nil)`: it has none).
+    private func settle(_ original: AnswerEntry, current: String??, outbox: Outbox, summary: inout Summary) async throws(Failure) -> AnswerEntry {
+        var entry = original
+        do {
+            guard let hash = current else {
+                entry.state = .conflict
+                entry.message = "the block is no longer in the course"
+                try outbox.update(entry)
+                summary.conflicts += 1
+                return entry
+            }
+            if let answered = entry.contentHash, answered != hash {
+                entry.state = .conflict
+                entry.message = "the problem changed since this answer was given; it was not sent"
+                try outbox.update(entry)
+                summary.conflicts += 1
+                return entry
+            }
+            entry.state = .sending
+            entry.attempts += 1
+            try outbox.update(entry)
+            record(await post(entry), in: &entry, summary: &summary)
+            try outbox.update(entry)
+            return entry
+        } catch {
+            throw .outbox(error)
+        }
+    }
+
+    /// What the LMS's answer makes of the entry.
+    private func record(_ outcome: LMSRequest.Outcome, in entry: inout AnswerEntry, summary: inout Summary) {
+        switch outcome {
+        case .answered(200...299, let body, let truncated):
+            entry.state = .sent
+            entry.result = truncated ? nil : Self.result(from: body)
+            entry.message = truncated ? "graded; the LMS's answer (over \(LMSRequest.bodyLimit / 1024) KiB, or packed) was not kept" : nil
+            summary.sent += 1
+        case .answered(let status, let body, _) where status == 401 || status == 403:
+            entry.state = .pending
+            entry.message = "sign in to the LMS again: " + Self.message(from: body)
+            summary.signInRequired = true
+            summary.kept += 1
+        case .answered(400...499, let body, _):
+            entry.state = .rejected
+            entry.message = Self.message(from: body)
+            summary.rejected += 1
+        case .answered(let status, _, _):
+            entry.state = .pending
+            entry.message = "the LMS answered HTTP \(status); kept for the next try"
+            summary.kept += 1
+        case .redirected(let status, let location):
+            entry.state = .pending
+            let reason = Self.redirectReason(status: status, location: location)
+            entry.message = "not sent: \(reason); kept for the next try"
+            summary.stopReason = reason
+            summary.kept += 1
+        case .failed(let reason):
+            entry.state = .pending
+            let cleaned = RemoteText.clean(reason)
+            entry.message = "not sent: \(cleaned); kept for the next try"
+            summary.stopReason = cleaned  // the LMS cannot be reached: nothing else will get through now
+            summary.kept += 1
+        }
+    }
+
+    static func redirectReason(status: Int, location: String) -> String {
+        let target = location.isEmpty ? "" : " to \(RemoteText.clean(location, limit: 200))"
+        return "the LMS answered HTTP \(status), a redirect\(target); redirects are never followed (check --lms-url)"
+    }
+
     public enum CompletionOutcome: Sendable, Equatable {
         case sent
-        /// Kept for a later try: the LMS could not be reached or answered 5xx.
+        /// Kept for a later try: the LMS could not be reached, answered 5xx or redirected.
         case kept(String)
         /// 401 or 403: the learner must sign in again.
         case signInRequired
@@ -148,32 +267,59 @@ public struct AnswerSender: Sendable {
     /// `POST {lms}/api/completion/v1/completion-batch` with `{username, course_key, blocks}`.
     public func sendCompletions(username: String, blocks: [String]) async -> CompletionOutcome {
         guard !blocks.isEmpty else { return .sent }
-        guard let url = URL(string: "\(lmsURL)/api/completion/v1/completion-batch") else { return .refused("the LMS URL is not valid") }
+        guard let url = URL(string: "\(origin.base)/api/completion/v1/completion-batch") else { return .refused("the LMS URL is not valid") }
         let body: [String: Any] = ["username": username, "course_key": courseID, "blocks": Dictionary(uniqueKeysWithValues: blocks.map { ($0, 1.0) })]
         guard let data = try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys]) else { return .refused("cannot encode") }
-        switch await send(url: url, body: data, contentType: "application/json") {
-        case .success(200...299, _): return .sent
-        case .success(401, _), .success(403, _): return .signInRequired
-        case .success(400...499, let body): return .refused(Self.message(from: body))
-        case .success(let status, _): return .kept("the LMS answered HTTP \(status)")
-        case .failure(let reason): return .kept(reason)
+        switch await send(url: url, body: data, contentType: "application/json", idempotencyKey: nil) {
+        case .answered(200...299, _, _): return .sent
+        case .answered(401, _, _), .answered(403, _, _): return .signInRequired
+        case .answered(400...499, let body, _): return .refused(Self.message(from: body))
+        case .answered(let status, _, _): return .kept("the LMS answered HTTP \(status)")
+        case .redirected(let status, let location): return .kept(Self.redirectReason(status: status, location: location))
+        case .failed(let reason): return .kept(RemoteText.clean(reason))
         }
     }
 
-    /// The LMS's own words: `{"error": …}`, `{"success": …}` or `{"message": …}`, else the body.
-    static func message(from body: String) -> String {
-        if let object = try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any] {
+    /// The LMS's own words: `{"error": …}`, `{"success": …}` or `{"message": …}`, else the body;
+    /// bounded and without control characters.
+    static func message(from body: Data) -> String {
+        if let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any] {
             for key in ["error", "message", "success", "detail"] {
-                if let text = object[key] as? String, !text.isEmpty { return text }
+                if let text = object[key] as? String, !RemoteText.clean(text).isEmpty { return RemoteText.clean(text) }
             }
         }
-        let trimmed = body.trimmingCharacters(in: .whitespacesAndNewlines)
-        return trimmed.isEmpty ? "no reason given" : String(trimmed.prefix(300))
+        let cleaned = RemoteText.clean(String(decoding: body.prefix(4096), as: UTF8.self)).trimmingCharacters(in: .whitespaces)
+        return cleaned.isEmpty ? "no reason given" : cleaned
     }
 
-    enum Outcome: Sendable {
-        case success(Int, String)
-        case failure(String)
+    /// What a page shows of a graded answer: `success`, `current_score` and `total_possible`.
+    /// The rest (`contents` is the problem's whole HTML) is not kept.
+    struct Grade: Codable {
+        var success: String?
+        var currentScore: Double?
+        var totalPossible: Double?
+
+        enum CodingKeys: String, CodingKey {
+            case success
+            case currentScore = "current_score"
+            case totalPossible = "total_possible"
+        }
+
+        init(from decoder: Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            success = (try? container.decodeIfPresent(String.self, forKey: .success)).flatMap { $0 }.map { RemoteText.clean($0, limit: 100) }
+            currentScore = (try? container.decodeIfPresent(Double.self, forKey: .currentScore)).flatMap { $0 }.flatMap { $0.isFinite ? $0 : nil }
+            totalPossible = (try? container.decodeIfPresent(Double.self, forKey: .totalPossible)).flatMap { $0 }.flatMap { $0.isFinite ? $0 : nil }
+        }
+    }
+
+    static func result(from body: Data) -> String? {
+        guard let grade = try? JSONDecoder().decode(Grade.self, from: body),
+            grade.success != nil || grade.currentScore != nil || grade.totalPossible != nil
+        else { return nil }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return (try? encoder.encode(grade)).map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// Form-encodes the fields as the LMS's problem form posts them (`input_x_2_1[]` once per value).
@@ -187,69 +333,37 @@ public struct AnswerSender: Sendable {
         return Data(pairs.joined(separator: "&").utf8)
     }
 
-    private func post(_ entry: AnswerEntry) async -> Outcome {
-        guard let url = handlerURL(for: entry.usageID) else { return .failure("the LMS URL is not valid") }
-        return await send(url: url, body: Self.formBody(entry.fields), contentType: "application/x-www-form-urlencoded; charset=UTF-8")
+    /// The entry's id when it is a plain token, else its SHA-256: a page chooses ids, and a
+    /// header value must not carry what could end the header.
+    public static func idempotencyKey(for id: String) -> String {
+        let plain = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._:+@".unicodeScalars)
+        if !id.isEmpty, id.unicodeScalars.count <= 200, id.unicodeScalars.allSatisfy(plain.contains) { return id }
+        return "sha256-" + SHA256.hash(data: Data(id.utf8)).map { String(format: "%02x", $0) }.joined()
     }
 
-    private func send(url: URL, body: Data, contentType: String) async -> Outcome {
-        var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
-        request.httpMethod = "POST"
-        request.httpBody = body
-        request.setValue(contentType, forHTTPHeaderField: "Content-Type")
-        request.setValue("application/json", forHTTPHeaderField: "Accept")
-        request.setValue("XMLHttpRequest", forHTTPHeaderField: "X-Requested-With")
+    private func post(_ entry: AnswerEntry) async -> LMSRequest.Outcome {
+        guard let url = handlerURL(for: entry.usageID) else { return .failed("the LMS URL is not valid") }
+        return await send(
+            url: url, body: Self.formBody(entry.fields), contentType: "application/x-www-form-urlencoded; charset=UTF-8",
+            idempotencyKey: Self.idempotencyKey(for: entry.id))
+    }
+
+    private func send(url: URL, body: Data, contentType: String, idempotencyKey: String?) async -> LMSRequest.Outcome {
+        var headers = ["Content-Type": contentType, "Accept": "application/json", "X-Requested-With": "XMLHttpRequest"]
+        if let idempotencyKey { headers["Idempotency-Key"] = idempotencyKey }
         switch credential {
         case .bearer(let token):
-            request.setValue("Bearer " + token, forHTTPHeaderField: "Authorization")
+            headers["Authorization"] = "Bearer " + token
         case .sessionCookie(let cookie):
-            request.setValue(cookie, forHTTPHeaderField: "Cookie")
+            headers["Cookie"] = cookie
             // Django checks a session's POST against its CSRF cookie and the referring origin.
             if let csrf = cookie.split(separator: ";").map({ $0.trimmingCharacters(in: .whitespaces) }).first(where: { $0.hasPrefix("csrftoken=") }) {
-                request.setValue(String(csrf.dropFirst("csrftoken=".count)), forHTTPHeaderField: "X-CSRFToken")
+                headers["X-CSRFToken"] = String(csrf.dropFirst("csrftoken=".count))
             }
-            request.setValue(lmsURL + "/", forHTTPHeaderField: "Referer")
+            headers["Referer"] = origin.base + "/"
         case nil:
             break
         }
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = timeout
-        configuration.timeoutIntervalForResource = timeout * 2
-        let session = URLSession(configuration: configuration)
-        defer { session.finishTasksAndInvalidate() }
-        return await withCheckedContinuation { continuation in
-            session.dataTask(with: request) { data, response, error in
-                if let error {
-                    continuation.resume(returning: .failure(error.localizedDescription))
-                } else if let http = response as? HTTPURLResponse {
-                    continuation.resume(returning: .success(http.statusCode, String(decoding: data ?? Data(), as: UTF8.self)))
-                } else {
-                    continuation.resume(returning: .failure("no HTTP response"))
-                }
-            }.resume()
-        }
-    }
-}
-
-extension SyncClient {
-    public enum FlushError: Error, CustomStringConvertible {
-        case server(SyncError)
-        case outbox(OutboxError)
-
-        public var description: String {
-            switch self {
-            case .server(let error): return "\(error)"
-            case .outbox(let error): return "\(error)"
-            }
-        }
-    }
-
-    /// Sends this target's pending answers to the LMS, checked against the server's current
-    /// manifest (fetched first), and returns what happened to them.
-    public func flushOutbox(lmsURL: String, credential: LMSCredential?, timeout: TimeInterval = 30) async throws(FlushError) -> AnswerSender.Summary {
-        let server: CourseManifest
-        do { server = try await serverManifest() } catch { throw .server(error) }
-        let sender = AnswerSender(lmsURL: lmsURL, courseID: server.courseID, credential: credential, timeout: timeout)
-        do { return try await sender.flush(outbox, server: server) } catch { throw .outbox(error) }
+        return await LMSRequest(origin: origin, timeout: timeout).post(url, body: body, headers: headers)
     }
 }

@@ -25,15 +25,18 @@ struct Answers: ParsableCommand {
             let data = add == "-" ? FileHandle.standardInput.readDataToEndOfFile() : FileManager.default.contents(atPath: add)
             do {
                 let entry = try clientTarget.recordAnswer(data ?? Data())
-                print("recorded \(entry.id) for \(entry.usageID)")
+                print("recorded \(RemoteText.clean(entry.id, limit: 200)) for \(RemoteText.clean(entry.usageID, limit: 500))")
             } catch {
-                printError("error: \(add): \(error)")
+                printError("error: \(add): \(RemoteText.clean("\(error)", limit: 1000))")
                 throw ExitCode(ExitStatus.badInput)
             }
             return
         }
         // Each course keeps its own outbox, in its course folder.
-        let entries = courses.flatMap { Outbox(folder: SyncClient.stateFolder(of: $0.root)).entries() }
+        // Messages and results came from the LMS, ids and times from pages: none reaches the
+        // terminal with control characters (older outboxes stored them raw). The learner's own
+        // fields are printed as given; JSON escapes their C0 characters.
+        let entries = courses.flatMap { Outbox(folder: SyncClient.stateFolder(of: $0.root)).entries() }.map(Self.printable)
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -45,5 +48,16 @@ struct Answers: ParsableCommand {
         }
         let counts = Dictionary(grouping: entries, by: \.state).mapValues(\.count)
         print("\(entries.count) answers: " + ["pending", "sending", "sent", "conflict", "rejected"].map { "\(counts[AnswerEntry.State(rawValue: $0)!] ?? 0) \($0)" }.joined(separator: ", "))
+    }
+
+    static func printable(_ entry: AnswerEntry) -> AnswerEntry {
+        var clean = entry
+        clean.id = RemoteText.clean(entry.id, limit: 200)
+        clean.usageID = RemoteText.clean(entry.usageID, limit: 500)
+        clean.timestamp = RemoteText.clean(entry.timestamp, limit: 64)
+        clean.contentHash = entry.contentHash.map { RemoteText.clean($0, limit: 128) }
+        clean.message = entry.message.map { RemoteText.clean($0) }
+        clean.result = entry.result.map { RemoteText.clean($0, limit: 4096) }
+        return clean
     }
 }

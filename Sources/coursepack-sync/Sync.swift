@@ -61,6 +61,9 @@ struct Sync: AsyncParsableCommand {
     @Option(name: .customLong("lms-token-file"), help: "File holding an access token (or a line `Cookie: sessionid=…; csrftoken=…`).")
     var lmsTokenFile: String?
 
+    @Flag(name: .customLong("allow-insecure-lms"), help: "Let --lms-url be plain http to a host other than this machine (the token then crosses the network readable); otherwise refused.")
+    var allowInsecureLMS = false
+
     @Option(name: .customLong("lms-username"), help: "The learner's LMS username, for sending the blocks opened offline as completions (default: COURSEPACK_LMS_USERNAME).")
     var lmsUsername: String?
 
@@ -99,50 +102,7 @@ struct Sync: AsyncParsableCommand {
             return
         }
         var answersKept = false
-        if submit, let lmsURL {
-            let credential: LMSCredential?
-            do {
-                credential = try LMSCredential.load(file: lmsTokenFile)
-            } catch {
-                printError("error: \(error)")
-                throw ExitCode(ExitStatus.badInput)
-            }
-            // One look at the server's current manifest: it names the course folder the answers
-            // wait in, and an answer to a block changed since is held against it.
-            let (server, folder) = try await orExitBadInput { () async throws -> (CourseManifest, String) in
-                let server = try await SyncClient.serverManifest(SyncSource(source), timeouts: network.timeouts)
-                return (server, try clientTarget.courseFolder(for: server.courseID))
-            }
-            let sender = AnswerSender(lmsURL: lmsURL, courseID: server.courseID, credential: credential, timeout: network.connectTimeout + network.idleTimeout)
-            let outcome: AnswerSender.Summary
-            do {
-                outcome = try await sender.flush(Outbox(folder: SyncClient.stateFolder(of: target + "/" + folder)), server: server)
-            } catch {
-                printError("error: \(error)")
-                throw ExitCode(ExitStatus.badInput)
-            }
-            print("coursepack: answers: \(outcome.sent) sent, \(outcome.conflicts) held (the block changed), \(outcome.rejected) rejected, \(outcome.kept) kept for later")
-            if outcome.signInRequired { printError("error: \(lmsURL) refused the credentials (401/403): sign in again; the answers are kept") }
-            answersKept = outcome.kept > 0
-            // Progress made offline: the blocks opened since the LMS was last told.
-            if let username = lmsUsername ?? ProcessInfo.processInfo.environment["COURSEPACK_LMS_USERNAME"], !outcome.signInRequired {
-                let opened = try orExitBadInput { try clientTarget.pendingCompletions(inCourseFolder: folder) }
-                switch await sender.sendCompletions(username: username, blocks: opened) {
-                case .sent:
-                    try orExitBadInput { try clientTarget.markCompletionsSent(opened, inCourseFolder: folder) }
-                    print("coursepack: progress: \(opened.count) blocks opened offline sent as completions")
-                case .kept(let reason):
-                    print("coursepack: progress: \(opened.count) completions kept for later (\(reason))")
-                    answersKept = true
-                case .signInRequired:
-                    printError("error: \(lmsURL) refused the credentials (401/403): sign in again; the completions are kept")
-                    answersKept = true
-                case .refused(let message):
-                    printError("error: the LMS refused the completions: \(message); they are kept")
-                    answersKept = true
-                }
-            }
-        }
+        if submit, let lmsURL { answersKept = try await submitAnswers(clientTarget, lmsURL: lmsURL) }
         var request = ClientTarget.SyncRequest(source: SyncSource(source))
         request.selection = blocks
         request.pin = pin
@@ -173,6 +133,46 @@ struct Sync: AsyncParsableCommand {
         print("coursepack: synced \(target)/\(report.courseFolder): \(summary.downloadedBlocks) blocks downloaded (\(summary.downloadedBytes) bytes, \(String(format: "%.1f", megabytes)) MB), \(summary.plan.unchanged.count) unchanged, \(summary.removedBlocks) removed\(extra), \(summary.failures.count) failed in \(String(format: "%.2f", summary.seconds)) s\(summary.manifestNotModified ? " (manifest not modified)" : "")")
         if let budget = report.budget { print("storage: \(report.installedBytes) of \(budget) bytes used") }
         if !summary.failures.isEmpty || answersKept { throw ExitCode(ExitStatus.blocksFailed) }
+    }
+}
+
+extension Sync {
+    /// Sends the answers given offline, and the blocks opened offline, before the sync; true when
+    /// some are kept for later.
+    func submitAnswers(_ clientTarget: ClientTarget, lmsURL: String) async throws -> Bool {
+        var request: ClientTarget.SubmitRequest
+        do {
+            let origin = try LMSOrigin(lmsURL, allowInsecure: allowInsecureLMS)
+            let credential = try LMSCredential.load(file: lmsTokenFile, warn: printError)
+            request = ClientTarget.SubmitRequest(source: SyncSource(source), origin: origin, credential: credential)
+        } catch {
+            printError("error: \(error)")
+            throw ExitCode(ExitStatus.badInput)
+        }
+        request.username = lmsUsername ?? ProcessInfo.processInfo.environment["COURSEPACK_LMS_USERNAME"]
+        request.timeouts = network.timeouts
+        let report = try await orExitBadInput { try await clientTarget.submitAnswers(request) }
+        let outcome = report.answers
+        print("coursepack: answers: \(outcome.sent) sent, \(outcome.conflicts) held (the block changed), \(outcome.rejected) rejected, \(outcome.kept) kept for later")
+        if let reason = outcome.stopReason { printError("error: answers not sent: \(reason); they are kept") }
+        if outcome.signInRequired { printError("error: \(request.origin.base) refused the credentials (401/403): sign in again; the answers are kept") }
+        var kept = outcome.kept > 0
+        switch report.completions {
+        case nil:
+            break
+        case .sent:
+            print("coursepack: progress: \(report.completionsOffered) blocks opened offline sent as completions")
+        case .kept(let reason):
+            print("coursepack: progress: \(report.completionsOffered) completions kept for later (\(reason))")
+            kept = true
+        case .signInRequired:
+            printError("error: \(request.origin.base) refused the credentials (401/403): sign in again; the completions are kept")
+            kept = true
+        case .refused(let message):
+            printError("error: the LMS refused the completions: \(message); they are kept")
+            kept = true
+        }
+        return kept
     }
 }
 
