@@ -7,9 +7,11 @@ import TestSupport
 /// page, a byte range of a video, MIME types, traversal refused, and a bounded load test.
 @Suite(.serialized) struct ServeTests {
     /// Starts `coursepack serve TARGET --port 0`; returns the process and the base URL it printed.
-    static func startServer(_ target: String, _ options: [String] = []) throws -> (ChildProcess, String, String) {
+    /// `softFileLimit`: the open-file limit the server starts with (systemd's default is 1024).
+    static func startServer(_ target: String, _ options: [String] = [], softFileLimit: Int? = nil) throws -> (ChildProcess, String, String) {
         let folder = TestSupport.temporaryFolder("serve")
-        let process = try ChildProcess("/bin/sh", ["-c", "target=\"$1\" out=\"$2\"; shift 2; exec \"$0\" serve \"$target\" --port 0 \"$@\" > \"$out\" 2>&1",
+        let limit = softFileLimit.map { "ulimit -Sn \($0) && " } ?? ""
+        let process = try ChildProcess("/bin/sh", ["-c", limit + "target=\"$1\" out=\"$2\"; shift 2; exec \"$0\" serve \"$target\" --port 0 \"$@\" > \"$out\" 2>&1",
                                                    TestSupport.coursepackBinary, target, folder + "/out"] + options)
         var printed = ""
         for _ in 0..<200 {

@@ -191,17 +191,18 @@ import TestSupport
         #expect(alias.status == 200 && alias.text.contains("coursepack-serve-secret"))
     }
 
-    /// Finding 8: 1,100 idle connections from another process; a normal request is still
-    /// answered within a few seconds, and the idle ones (and one sending its head a byte at a
-    /// time) are closed after the idle timeout.
+    /// Finding 8: 1,100 idle connections from another process, against a server started with
+    /// the usual soft limit of 1,024 open files (where accept() had failed); a normal request is
+    /// still answered within a few seconds, and the idle ones (and one sending its head a byte
+    /// at a time) are closed after the idle timeout.
     @Test func idleConnectionsNeitherBlockTheServerNorStayOpen() throws {
         let target = try ServeTests.syncedExample()
-        let (server, base, _) = try ServeTests.startServer(target, ["--idle-timeout", "3"])
+        let (server, base, _) = try ServeTests.startServer(target, ["--idle-timeout", "3"], softFileLimit: 1_024)
         defer { #expect(server.stop(), "the server outlived its test") }
         let report = try Self.flood(base, connections: 1_100, wait: 9)
         #expect(report["opened"] as? Int == 1_100, "\(report)")
         let answered = try #require(report["answered_in"] as? Double, "\(report)")
-        #expect(answered < 3, "a normal request took \(answered) s behind 1,100 idle connections")
+        #expect(answered < 5, "a normal request took \(answered) s behind 1,100 idle connections")
         #expect(report["closed"] as? Int == 1_100, "idle connections closed by the server after the timeout: \(report)")
         let dribble = try #require(report["dribble_closed_after"] as? Double, "\(report)")
         #expect(dribble < 7, "a head sent a byte at a time was cut off after \(dribble) s")
