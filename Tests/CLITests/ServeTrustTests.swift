@@ -68,6 +68,64 @@ import TestSupport
         #expect(try Self.pendingAnswers(target) == 2, "only the two answers with the secret from serve's own origin were kept")
     }
 
+    /// Bound to every interface, serve takes the names of this machine and refuses any other
+    /// (a rebinding service's name for 127.0.0.1, user info, no Host at all).
+    @Test func onEveryInterfaceOnlyThisMachinesNamesAreServed() throws {
+        let target = try ServeTests.syncedExample()
+        let (server, printed, _) = try ServeTests.startServer(target, ["--bind", "0.0.0.0"])
+        defer { #expect(server.stop(), "the server outlived its test") }
+        let port = try #require(URL(string: printed)?.port)
+        let base = "http://127.0.0.1:\(port)/"
+        var buffer = [CChar](repeating: 0, count: 256)
+        gethostname(&buffer, buffer.count)
+        let hostName = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let hosts: [(String, Int)] = [
+            ("127.0.0.1:\(port)", 200), ("localhost:\(port)", 200), ("\(hostName):\(port)", 200), ("LOCALHOST:\(port)", 200),
+            ("evil.example:\(port)", 403), ("127.0.0.1.nip.io:\(port)", 403), ("user@127.0.0.1:\(port)", 403), ("127.0.0.1", 403),
+            ("", 403),
+        ]
+        let got = try ServeTests.get(base, hosts.map { ["name": $0.0, "path": "/", "headers": ["Host": $0.0]] })
+        for (host, status) in hosts { #expect(got[host]?.status == status, "Host \(host): \(got[host]?.status ?? 0)") }
+        // HTTP/1.0 may leave the Host header out: refused too.
+        let bare = try TestSupport.run(try #require(TestSupport.which("python3")), ["-c", """
+            import socket, sys
+            s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+            s.sendall(b"GET / HTTP/1.0\\r\\n\\r\\n")
+            print(s.recv(100).split(b"\\r\\n")[0].decode())
+            """, String(port)])
+        #expect(bare.stdout.contains(" 403"), "\(bare.stdout) \(bare.stderr)")
+    }
+
+    /// An answer's body has 10 s to arrive: one sent a byte at a time is cut off with 408.
+    @Test func anAnswerSentAByteAtATimeIsCutOff() throws {
+        let target = try ServeTests.syncedExample()
+        let (server, base, _) = try ServeTests.startServer(target)
+        defer { #expect(server.stop(), "the server outlived its test") }
+        let headers = try ServeTests.pageHeaders(base)
+        let port = try #require(URL(string: base)?.port)
+        let head = "POST \(Self.answers) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Type: application/json\r\n"
+            + "X-Coursepack-Secret: \(headers["X-Coursepack-Secret"] ?? "")\r\nContent-Length: 1000\r\n\r\n"
+        let result = try TestSupport.run("/usr/bin/timeout", ["60", try #require(TestSupport.which("python3")), "-c", """
+            import socket, sys, time
+            s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=30)
+            s.sendall(sys.argv[2].encode())
+            began, answer = time.monotonic(), b""
+            s.settimeout(0.5)
+            while time.monotonic() - began < 25 and not answer:
+                try:
+                    s.send(b" ")
+                    answer = s.recv(200)
+                except socket.timeout:
+                    continue
+                except OSError:
+                    break
+            print(round(time.monotonic() - began, 1), answer.split(b"\\r\\n")[0].decode())
+            """, String(port), head])
+        let words = result.stdout.split(separator: " ")
+        #expect(result.stdout.contains(" 408"), "\(result.stdout) \(result.stderr)")
+        #expect((Double(words.first ?? "") ?? 99) < 14, "cut off after \(result.stdout)")
+    }
+
     /// Each run has its own secret, and pages are not cached: a page kept from an earlier run
     /// (or a copy saved elsewhere) cannot post.
     @Test func eachRunHasItsOwnSecretAndPagesAreNotCached() throws {
