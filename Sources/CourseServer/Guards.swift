@@ -30,7 +30,8 @@ struct TargetGuard<Context: RequestContext>: RouterMiddleware {
         case .missing:
             return CourseServer.json(.notFound, ["error": "no such file"])
         case .folderWithoutSlash:
-            return .redirect(to: request.uri.path + "/", type: .permanent)
+            // One leading slash: `//name` in Location would send the browser to another host.
+            return .redirect(to: "/" + request.uri.path.drop { $0 == "/" } + "/", type: .permanent)
         case .file(let real, let relative):
             if Self.isPage(real) { return try page(real, head: request.method == .head) }
             var head = request.head

@@ -243,6 +243,11 @@ import TestSupport
             #expect([403, 404].contains(answer.status), "\(name): \(answer.status) \(answer.text.prefix(200))")
             #expect(!answer.text.contains("SECRET-ANSWER") && !answer.text.contains("root:") && !answer.text.contains("\"courses\""), "\(name) leaked state")
         }
+        // A folder asked for without its slash is redirected on this host, whatever the
+        // request's leading slashes (`//name/` would be another host's URL).
+        try FileManager.default.createDirectory(atPath: target + "/evil.example", withIntermediateDirectories: true)
+        let redirects = try ServeTests.get(base, [["name": "double", "path": "//evil.example"], ["name": "triple", "path": "///evil.example"]])
+        for (name, answer) in redirects { #expect(answer.status == 301 && answer.location == "/evil.example/", "\(name): \(answer.status) \(answer.location)") }
         // Links that stay among the course's files still work.
         #expect(symlink("index.html", page + "/alias.html") == 0)
         let alias = try #require(try ServeTests.get(base, [["name": "alias", "path": prefix + "alias.html"]])["alias"])
