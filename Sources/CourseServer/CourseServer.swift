@@ -14,12 +14,15 @@ public struct CourseServer: Sendable {
     public let root: String
     public let host: String
     public let port: Int
+    /// Host names taken besides the address listened on and this machine's own names.
+    public let allowedHosts: [String]
     public let limits: Limits
 
-    public init(root: String, host: String = "127.0.0.1", port: Int = 8080, limits: Limits = .standard) {
+    public init(root: String, host: String = "127.0.0.1", port: Int = 8080, allowedHosts: [String] = [], limits: Limits = .standard) {
         self.root = root
         self.host = host
         self.port = port
+        self.allowedHosts = allowedHosts
         self.limits = limits
     }
 
@@ -49,7 +52,8 @@ public struct CourseServer: Sendable {
         logger.logLevel = .warning
         let connections = Self.connectionCap(limits.connections)
         let listening = ListeningPort()
-        let router = makeRouter(root: realRoot, host: ServedHost(bind: host, listening: listening), logger: logger)
+        let served = ServedHost(bind: host, listening: listening, allowed: Set(allowedHosts))
+        let router = makeRouter(root: realRoot, host: served, logger: logger)
         let app = Application(
             router: router,
             server: .http1(configuration: .init(idleTimeout: .seconds(Int64(limits.idleSeconds)))),

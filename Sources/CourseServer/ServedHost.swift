@@ -16,6 +16,8 @@ final class ListeningPort: Sendable {
 struct ServedHost: Sendable {
     let bind: String
     let listening: ListeningPort
+    /// Names the operator gave (`--allow-host`): a name the classroom's DNS gives the device.
+    var allowed: Set<String> = []
 
     static let loopbackNames: Set<String> = ["localhost", "127.0.0.1", "[::1]"]
 
@@ -34,6 +36,10 @@ struct ServedHost: Sendable {
     }
 
     private func names() -> Set<String> {
+        boundNames().union(allowed.map { Self.bracketed($0.lowercased()) })
+    }
+
+    private func boundNames() -> Set<String> {
         let bound = Self.bracketed(bind.lowercased())
         switch bound {
         case "0.0.0.0", "[::]", "":

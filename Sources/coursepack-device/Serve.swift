@@ -23,6 +23,9 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .long, help: "Connections served at once (kept under the open-file limit); more wait until one closes.")
     var maxConnections = CourseServer.Limits.standard.connections
 
+    @Option(name: .long, help: "A host name clients use for this device besides its addresses (repeatable); requests naming any other host are refused.")
+    var allowHost: [String] = []
+
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
         guard (1...3600).contains(idleTimeout) else { throw ValidationError("--idle-timeout must be 1 to 3600 seconds") }
@@ -36,7 +39,7 @@ struct Serve: AsyncParsableCommand {
             var limits = CourseServer.Limits.standard
             limits.idleSeconds = idleTimeout
             limits.connections = maxConnections
-            try await CourseServer(root: target, host: bind, port: port, limits: limits).run { port in
+            try await CourseServer(root: target, host: bind, port: port, allowedHosts: allowHost, limits: limits).run { port in
                 FileHandle.standardOutput.write(Data("coursepack: serving \(target) at http://\(shown):\(port)/\n".utf8))
             }
         }

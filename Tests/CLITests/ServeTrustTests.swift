@@ -72,7 +72,7 @@ import TestSupport
     /// (a rebinding service's name for 127.0.0.1, user info, no Host at all).
     @Test func onEveryInterfaceOnlyThisMachinesNamesAreServed() throws {
         let target = try ServeTests.syncedExample()
-        let (server, printed, _) = try ServeTests.startServer(target, ["--bind", "0.0.0.0"])
+        let (server, printed, _) = try ServeTests.startServer(target, ["--bind", "0.0.0.0", "--allow-host", "Kiosk.Classroom.lan"])
         defer { #expect(server.stop(), "the server outlived its test") }
         let port = try #require(URL(string: printed)?.port)
         let base = "http://127.0.0.1:\(port)/"
@@ -81,6 +81,7 @@ import TestSupport
         let hostName = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         let hosts: [(String, Int)] = [
             ("127.0.0.1:\(port)", 200), ("localhost:\(port)", 200), ("\(hostName):\(port)", 200), ("LOCALHOST:\(port)", 200),
+            ("kiosk.classroom.lan:\(port)", 200), ("evil.classroom.lan:\(port)", 403),
             ("evil.example:\(port)", 403), ("127.0.0.1.nip.io:\(port)", 403), ("user@127.0.0.1:\(port)", 403), ("127.0.0.1", 403),
             ("", 403),
         ]
