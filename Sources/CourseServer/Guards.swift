@@ -46,6 +46,7 @@ struct TargetGuard<Context: RequestContext>: RouterMiddleware {
     }
 
     /// The page with the secret in its head. Never cached: the secret changes with every run.
+    /// Framed by this origin only.
     func page(_ path: String, head: Bool) throws -> Response {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else { return CourseServer.json(.notFound, ["error": "no such file"]) }
@@ -58,6 +59,10 @@ struct TargetGuard<Context: RequestContext>: RouterMiddleware {
             .contentType: "text/html; charset=utf-8", .cacheControl: "no-store", .contentLength: String(body.count),
         ]
         headers[CourseServer.FieldName("X-Content-Type-Options")!] = "nosniff"
+        // Another site framing a problem page could trick the learner into submitting it
+        // (clickjacking); the outline's navigation frames are on this origin.
+        headers[CourseServer.FieldName("Content-Security-Policy")!] = "frame-ancestors 'self'"
+        headers[CourseServer.FieldName("X-Frame-Options")!] = "SAMEORIGIN"
         return Response(status: .ok, headers: headers, body: head ? .init() : .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 

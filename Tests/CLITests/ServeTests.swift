@@ -41,7 +41,7 @@ import TestSupport
             response = connection.getresponse()
             body = response.read()
             results[item["name"]] = {"status": response.status, "type": response.getheader("Content-Type"),
-                "range": response.getheader("Content-Range"), "length": len(body), "cache": response.getheader("Cache-Control"), "location": response.getheader("Location"),
+                "range": response.getheader("Content-Range"), "length": len(body), "cache": response.getheader("Cache-Control"), "location": response.getheader("Location"), "frames": response.getheader("X-Frame-Options"),
                 "body": base64.b64encode(body).decode() if len(body) <= 200000 else ""}
         print(json.dumps(results))
         """
@@ -52,6 +52,7 @@ import TestSupport
         let range: String
         let cache: String
         let location: String
+        let frames: String
         let body: [UInt8]
         var text: String { String(decoding: body, as: UTF8.self) }
     }
@@ -63,7 +64,7 @@ import TestSupport
         let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: [String: Any]])
         return object.mapValues { answer in
             Answer(status: answer["status"] as? Int ?? 0, type: answer["type"] as? String ?? "", range: answer["range"] as? String ?? "",
-                   cache: answer["cache"] as? String ?? "", location: answer["location"] as? String ?? "", body: [UInt8](Data(base64Encoded: answer["body"] as? String ?? "") ?? Data()))
+                   cache: answer["cache"] as? String ?? "", location: answer["location"] as? String ?? "", frames: answer["frames"] as? String ?? "", body: [UInt8](Data(base64Encoded: answer["body"] as? String ?? "") ?? Data()))
         }
     }
 

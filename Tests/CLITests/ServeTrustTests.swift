@@ -128,7 +128,7 @@ import TestSupport
     }
 
     /// Each run has its own secret, and pages are not cached: a page kept from an earlier run
-    /// (or a copy saved elsewhere) cannot post.
+    /// (or a copy saved elsewhere) cannot post. Nor can another site frame one (clickjacking).
     @Test func eachRunHasItsOwnSecretAndPagesAreNotCached() throws {
         let target = try ServeTests.syncedExample()
         var secrets: [String] = []
@@ -137,6 +137,7 @@ import TestSupport
             defer { #expect(server.stop(), "the server outlived its test") }
             let page = try #require(try ServeTests.get(base, [["name": "page", "path": "/"]])["page"])
             #expect(page.cache == "no-store")
+            #expect(page.frames == "SAMEORIGIN", "another site cannot frame a page to have it submitted")
             secrets.append(try #require(ServeTests.secret(in: page)))
         }
         #expect(secrets[0] != secrets[1])
