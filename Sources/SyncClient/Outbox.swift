@@ -122,7 +122,7 @@ public struct Outbox: Sendable {
         index.catchUp(on: journal, size: size)
         guard !index.ids.contains(entry.id) else { throw .invalidAnswer("answer \(entry.id) is recorded already") }
         if index.ids.count + 1 > quota.entries {
-            throw .full(path: path, reason: "it holds \(index.ids.count) answers, its limit; none is kept until it is sent and cleared")
+            throw .full(path: path, reason: "it holds \(index.ids.count) answers, its limit of \(quota.entries); no more are kept in it")
         }
         if size + Int64(line.count) + 1 > quota.bytes {
             throw .full(path: path, reason: "\(size) bytes, and this answer would take it over its limit of \(quota.bytes) bytes")
