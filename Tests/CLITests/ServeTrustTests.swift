@@ -284,7 +284,8 @@ import TestSupport
         let answered = try #require(report["answered_in"] as? Double, "\(report)")
         #expect(answered < 8, "answered once idle connections timed out: \(answered) s")
         let sockets = try #require(report["most_sockets"] as? Int, "\(report)")
-        #expect(sockets <= 100 + 4, "the server held \(sockets) sockets with a cap of 100")
+        // The listening socket, and a few accepted in the same read as the one that hit the cap.
+        #expect(sockets <= 100 + 8, "the server held \(sockets) sockets with a cap of 100")
         #expect(TestSupport.isAlive(server.pid))
     }
 
