@@ -97,7 +97,8 @@ public struct CourseServer: Sendable {
     public static let answersPath = "/_coursepack/answers"
 
     /// The cap, kept under the open-file limit (raised to its hard maximum first): past that
-    /// limit accept() fails, and a server that cannot accept is a server that is down.
+    /// limit accept() fails, and a server that cannot accept is a server that is down. Half
+    /// of what is left: each connection may have a file open while it is answered.
     static func connectionCap(_ wanted: Int) -> Int {
         var limit = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return min(wanted, 512) }
@@ -106,8 +107,8 @@ public struct CourseServer: Sendable {
             raised.rlim_cur = limit.rlim_max
             if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
         }
-        // Room for the files being served, the outboxes and the listening socket.
-        let available = Int(min(limit.rlim_cur, 1 << 30)) - 128
+        // Room for the outboxes, the listening socket and what the runtime keeps open.
+        let available = (Int(min(limit.rlim_cur, 1 << 30)) - 128) / 2
         return max(1, min(wanted, available))
     }
 
