@@ -65,7 +65,7 @@ let package = Package(
             name: "CourseServer",
             dependencies: [
                 "ClientTarget", "SyncClient", .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "HummingbirdCore", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(name: "ClientTarget", dependencies: ["SyncClient", "Manifest", "ZipArchive", "FileSystem", "CourseSearch"]),

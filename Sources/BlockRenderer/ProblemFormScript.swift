@@ -57,8 +57,13 @@ extension ProblemRenderer {
               show("Submitted. It reaches the course when you are online.");
               return;
             }
-            if (location.protocol === "http:" || location.protocol === "https:") {
-              fetch("/_coursepack/answers", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(answer) })
+            // `coursepack serve` puts a secret for its run into the pages it serves and takes
+            // answers only with it: other sites' pages cannot read it, so cannot post answers.
+            var secret = document.querySelector('meta[name="coursepack-serve-secret"]');
+            if ((location.protocol === "http:" || location.protocol === "https:") && secret) {
+              fetch("/_coursepack/answers", { method: "POST", credentials: "same-origin",
+                headers: { "Content-Type": "application/json", "X-Coursepack-Secret": secret.getAttribute("content") },
+                body: JSON.stringify(answer) })
                 .then(function (response) {
                   if (!response.ok) throw new Error("HTTP " + response.status);
                   show("Submitted. It reaches the course when this device is online.");

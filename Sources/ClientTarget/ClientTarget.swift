@@ -290,21 +290,27 @@ extension ClientTarget {
     /// Records an answer a page posted (`{usage_id, timestamp, fields}`) in the outbox of the
     /// course that has its block installed; returns the entry.
     public func recordAnswer(_ data: Data) throws(ClientError) -> AnswerEntry {
+        let (entry, outbox) = try placeAnswer(data)
+        do {
+            try outbox.add(entry)
+        } catch {
+            throw .local(path: DurableFile.folder(of: outbox.path), reason: "\(error)")
+        }
+        return entry
+    }
+
+    /// The outbox entry for an answer a page posted, and the outbox of the course that has its
+    /// block installed, without recording it: a host that records many answers (`serve`) adds
+    /// it with its own index and quota. `keepingID`: see `PostedAnswer.entry`.
+    public func placeAnswer(_ data: Data, keepingID: Bool = true) throws(ClientError) -> (entry: AnswerEntry, outbox: Outbox) {
         var refusal: OutboxError?
         for (path, manifest) in try courseRoots() {
-            let entry: AnswerEntry
             do {
-                entry = try PostedAnswer.entry(from: data, installed: manifest)
+                let entry = try PostedAnswer.entry(from: data, installed: manifest, keepingID: keepingID)
+                return (entry, Outbox(folder: SyncClient.stateFolder(of: path)))
             } catch {
                 refusal = refusal ?? error
-                continue
             }
-            do {
-                try Outbox(folder: SyncClient.stateFolder(of: path)).add(entry)
-            } catch {
-                throw .local(path: SyncClient.stateFolder(of: path), reason: "\(error)")
-            }
-            return entry
         }
         throw .invalidRequest(refusal.map { "\($0)" } ?? "the answer names no course of this target")
     }

@@ -1,22 +1,47 @@
 import ClientTarget
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
+import SyncClient
 
-/// `coursepack serve`: a synced target over HTTP for a classroom or a kiosk. Hummingbird's
-/// `FileMiddleware` serves the files (MIME types, `Range` for video, conditional requests,
-/// `index.html` for folders, so the target's course list is at `/`); `TargetGuard` in front of
-/// it keeps every request inside the target and away from its state folders. The one thing it
-/// writes is an answer a page posts to `/_coursepack/answers`, into that course's outbox.
+/// `coursepack serve`: a synced target over HTTP for a classroom or a kiosk. `TargetGuard`
+/// serves only the target's own files, never its state (see `TargetFiles`), its HTML pages with
+/// the run's secret in them, and the rest through Hummingbird's `FileMiddleware` (MIME types,
+/// `Range` for video, conditional requests). The one thing it writes is an answer one of its
+/// own pages posts to `/_coursepack/answers`, into that course's outbox (see `AnswerDesk`).
 public struct CourseServer: Sendable {
     public let root: String
     public let host: String
     public let port: Int
+    /// Host names taken besides the address listened on and this machine's own names.
+    public let allowedHosts: [String]
+    public let limits: Limits
 
-    public init(root: String, host: String = "127.0.0.1", port: Int = 8080) {
+    public init(root: String, host: String = "127.0.0.1", port: Int = 8080, allowedHosts: [String] = [], limits: Limits = .standard) {
         self.root = root
         self.host = host
         self.port = port
+        self.allowedHosts = allowedHosts
+        self.limits = limits
+    }
+
+    /// What one client or page can make the server hold.
+    public struct Limits: Sendable {
+        /// A connection that sends no complete request (head, or the next one) for this long is
+        /// closed: Hummingbird's idle timeout runs from the last complete request part, so it
+        /// is also the time a request's head has to arrive in.
+        public var idleSeconds: Int = 15
+        /// Connections served at once; more wait in the listen queue until one closes.
+        public var connections: Int = 4_096
+        /// One posted answer's body.
+        public var answerBytes: Int = 64 << 10
+        /// The time an answer's body has to arrive in.
+        public var bodySeconds: Double = 10
+        public var outbox: Outbox.Quota = .standard
+
+        public init() {}
+        public static let standard = Limits()
     }
 
     /// Serves until the process is interrupted (SIGINT or SIGTERM). `started` gets the port
@@ -25,20 +50,34 @@ public struct CourseServer: Sendable {
         guard let realRoot = Self.realPath(root) else { throw CourseServerError.noTarget(root) }
         var logger = Logger(label: "coursepack-serve")
         logger.logLevel = .warning
+        let connections = Self.connectionCap(limits.connections)
+        let listening = ListeningPort()
+        let served = ServedHost(bind: host, listening: listening, allowed: Set(allowedHosts))
+        let router = makeRouter(root: realRoot, host: served, logger: logger)
+        let app = Application(
+            router: router,
+            server: .http1(configuration: .init(idleTimeout: .seconds(Int64(limits.idleSeconds)))),
+            configuration: .init(
+                address: .hostname(host, port: port), serverName: "coursepack",
+                availableConnectionsDelegate: MaximumAvailableConnections(connections, logger: logger)),
+            onServerRunning: { channel in
+                let chosen = channel.localAddress?.port ?? port
+                listening.set(chosen)
+                started(chosen)
+            },
+            logger: logger)
+        try await app.runService()
+    }
+
+    func makeRouter(root realRoot: String, host: ServedHost, logger: Logger) -> Router<BasicRequestContext> {
+        let secret = ServeSecret()
         let router = Router()
-        router.middlewares.add(TargetGuard<BasicRequestContext>(root: realRoot))
+        router.middlewares.add(HostGuard<BasicRequestContext>(host: host))
+        router.middlewares.add(TargetGuard<BasicRequestContext>(files: TargetFiles(root: realRoot), secret: secret))
         // Problem pages post the answers given on them here (see ProblemRenderer); each goes to
         // the outbox of the course that has the block, for `sync --submit` to send.
-        let target = ClientTarget(root: realRoot)
-        router.post(RouterPath(Self.answersPath)) { request, _ -> Response in
-            let body = try await request.body.collect(upTo: Self.answerSizeLimit)
-            do {
-                let entry = try target.recordAnswer(Data(body.readableBytesView))
-                return Self.json(.created, ["id": entry.id, "usage_id": entry.usageID])
-            } catch {
-                return Self.json(.badRequest, ["error": "\(error)"])
-            }
-        }
+        let desk = AnswerDesk(target: ClientTarget(root: realRoot), secret: secret, host: host, limits: limits)
+        router.post(RouterPath(Self.answersPath)) { request, _ -> Response in await desk.answer(request) }
         router.middlewares.add(
             FileMiddleware(realRoot + "/", searchForIndexHtml: true, logger: logger)
                 .withAdditionalMediaTypes(forFileExtensions: [
@@ -46,17 +85,32 @@ public struct CourseServer: Sendable {
                     "srt": MediaType(type: .application, subType: "x-subrip"),
                     "mjs": MediaType(type: .text, subType: "javascript"),
                 ]))
-        let app = Application(
-            router: router,
-            configuration: .init(address: .hostname(host, port: port), serverName: "coursepack"),
-            onServerRunning: { channel in started(channel.localAddress?.port ?? port) },
-            logger: logger)
-        try await app.runService()
+        return router
     }
+
+    /// HTTPTypes' field name, reached through Hummingbird's re-export of `HTTPFields`.
+    typealias FieldName = HTTPFields.Element.Name
+    /// 507: the answer was fine, the course's outbox has no room for it.
+    static let insufficientStorage = HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage")
 
     /// Where pages post answers; not a file, so no file of the target can shadow it.
     public static let answersPath = "/_coursepack/answers"
-    static let answerSizeLimit = 1 << 20
+
+    /// The cap, kept under the open-file limit (raised to its hard maximum first): past that
+    /// limit accept() fails, and a server that cannot accept is a server that is down. Half
+    /// of what is left: each connection may have a file open while it is answered.
+    static func connectionCap(_ wanted: Int) -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return min(wanted, 512) }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+        }
+        // Room for the outboxes, the listening socket and what the runtime keeps open.
+        let available = (Int(min(limit.rlim_cur, 1 << 30)) - 128) / 2
+        return max(1, min(wanted, available))
+    }
 
     static func json(_ status: HTTPResponse.Status, _ object: [String: String]) -> Response {
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
@@ -76,30 +130,5 @@ public enum CourseServerError: Error, CustomStringConvertible {
         switch self {
         case .noTarget(let path): return "\(path): cannot be served: no such folder"
         }
-    }
-}
-
-/// Refuses, before any file is looked up, a request that could leave the target or reach its
-/// private state: `..` or `.` components, hidden names (`.coursepack-sync`), backslashes, NUL,
-/// percent-encoding that still encodes a dot, slash or backslash once decoded (double
-/// encoding), and any path whose real location (symbolic links resolved) is outside the target.
-struct TargetGuard<Context: RequestContext>: RouterMiddleware {
-    let root: String
-
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard let decoded = request.uri.path.removingPercentEncoding, Self.isSafe(decoded) else {
-            throw HTTPError(.forbidden, message: "outside the served folder")
-        }
-        if let real = CourseServer.realPath(root + decoded), real != root, !real.hasPrefix(root + "/") {
-            throw HTTPError(.forbidden, message: "outside the served folder")
-        }
-        return try await next(request, context)
-    }
-
-    static func isSafe(_ path: String) -> Bool {
-        guard path.hasPrefix("/"), !path.contains("\\"), !path.contains("\0") else { return false }
-        let lower = path.lowercased()
-        for encoded in ["%2e", "%2f", "%5c", "%00"] where lower.contains(encoded) { return false }
-        return path.split(separator: "/", omittingEmptySubsequences: true).allSatisfy { !$0.hasPrefix(".") }
     }
 }

@@ -51,11 +51,15 @@ public struct AnswerEntry: Codable, Sendable, Equatable {
 public enum OutboxError: Error, Equatable, CustomStringConvertible {
     case unwritable(path: String, reason: String)
     case invalidAnswer(String)
+    /// The journal holds as many answers or bytes as its quota allows: nothing more is kept
+    /// until it is sent, so a page that posts without end cannot fill the disk.
+    case full(path: String, reason: String)
 
     public var description: String {
         switch self {
         case .unwritable(let path, let reason): return "\(path): cannot record the answer: \(reason)"
         case .invalidAnswer(let reason): return "the answer cannot be kept: \(reason)"
+        case .full(let path, let reason): return "\(path): the outbox is full: \(reason)"
         }
     }
 }
@@ -97,47 +101,58 @@ public struct Outbox: Sendable {
         return dated.sorted { ($0.0, $0.1.timestamp, $0.1.id) < ($1.0, $1.1.timestamp, $1.1.id) }.map(\.1)
     }
 
-    /// Records a new answer. Its id must be new; fields must name CAPA inputs.
-    public func add(_ entry: AnswerEntry) throws(OutboxError) {
+    /// Records a new answer. Its id must be new; fields must name CAPA inputs; the journal must
+    /// have room for it under `quota`. Reads the whole journal once to know its ids: a host that
+    /// records many answers keeps an `Index` instead (see `add(_:quota:index:)`).
+    public func add(_ entry: AnswerEntry, quota: Quota = .standard) throws(OutboxError) {
+        var index = Index()
+        try add(entry, quota: quota, index: &index)
+    }
+
+    /// Records a new answer, reading only what was appended to the journal since `index` last
+    /// looked (by this host or another process), so a POST costs its own line, not the journal.
+    public func add(_ entry: AnswerEntry, quota: Quota = .standard, index: inout Index) throws(OutboxError) {
+        try Self.check(entry)
+        var fresh = entry
+        fresh.state = .pending
+        let line = try Self.line(for: fresh, path: path)
+        let journal = try Journal(path: path)
+        defer { journal.close() }
+        let size = journal.size()
+        index.catchUp(on: journal, size: size)
+        guard !index.ids.contains(entry.id) else { throw .invalidAnswer("answer \(entry.id) is recorded already") }
+        if index.ids.count + 1 > quota.entries {
+            throw .full(path: path, reason: "it holds \(index.ids.count) answers, its limit of \(quota.entries); no more are kept in it")
+        }
+        if size + Int64(line.count) + 1 > quota.bytes {
+            throw .full(path: path, reason: "\(size) bytes, and this answer would take it over its limit of \(quota.bytes) bytes")
+        }
+        try journal.append(line, path: path)
+        index.ids.insert(entry.id)
+        index.scanned = journal.size()
+    }
+
+    /// Records a change of state.
+    public func update(_ entry: AnswerEntry) throws(OutboxError) {
+        let line = try Self.line(for: entry, path: path)
+        let journal = try Journal(path: path)
+        defer { journal.close() }
+        try journal.append(line, path: path)
+    }
+
+    static func check(_ entry: AnswerEntry) throws(OutboxError) {
         guard !entry.usageID.isEmpty, !entry.fields.isEmpty else { throw .invalidAnswer("no block or no fields") }
         guard entry.fields.keys.allSatisfy({ $0.hasPrefix("input_") }) else {
             throw .invalidAnswer("field names must be CAPA input names (input_…)")
         }
         guard Self.parseTimestamp(entry.timestamp) != nil else { throw .invalidAnswer("timestamp \(entry.timestamp) is not ISO 8601") }
-        guard !entries().contains(where: { $0.id == entry.id }) else { throw .invalidAnswer("answer \(entry.id) is recorded already") }
-        var fresh = entry
-        fresh.state = .pending
-        try append(fresh)
     }
 
-    /// Records a change of state.
-    public func update(_ entry: AnswerEntry) throws(OutboxError) {
-        try append(entry)
-    }
-
-    private func append(_ entry: AnswerEntry) throws(OutboxError) {
+    static func line(for entry: AnswerEntry, path: String) throws(OutboxError) -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard var line = try? encoder.encode(Record(entry: entry)) else { throw .unwritable(path: path, reason: "cannot encode") }
-        line.append(UInt8(ascii: "\n"))
-        let folder = DurableFile.folder(of: path)
-        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let existed = access(path, F_OK) == 0
-        let fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { throw .unwritable(path: path, reason: String(cString: strerror(errno))) }
-        defer { close(fd) }
-        // A crash may have cut the last record short: start on a line of its own, or this
-        // record would be glued to the torn one and ignored with it.
-        var info = stat()
-        var last: UInt8 = 0
-        if fstat(fd, &info) == 0, info.st_size > 0, pread(fd, &last, 1, info.st_size - 1) == 1, last != UInt8(ascii: "\n") {
-            line.insert(UInt8(ascii: "\n"), at: 0)
-        }
-        let written = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        guard written == line.count, fsync(fd) == 0 else {
-            throw .unwritable(path: path, reason: String(cString: strerror(errno)))
-        }
-        if !existed { try? DurableFile.syncFolder(folder) }
+        guard let line = try? encoder.encode(Record(entry: entry)) else { throw .unwritable(path: path, reason: "cannot encode") }
+        return [UInt8](line) + [UInt8(ascii: "\n")]
     }
 
     static func parseTimestamp(_ text: String) -> Date? {

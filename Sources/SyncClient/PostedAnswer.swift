@@ -36,21 +36,71 @@ public enum PostedAnswer {
         }
     }
 
+    /// Bounds on what one posted answer may hold, checked before it is kept: CAPA forms have a
+    /// handful of inputs with short values, and every byte kept is read again by every later
+    /// outbox read.
+    public struct Limits: Sendable, Equatable {
+        public var fields = 100
+        public var valuesPerField = 100
+        public var valueLength = 10_000
+        public var nameLength = 256
+        public var idLength = 1_000
+
+        public init() {}
+        public static let standard = Limits()
+    }
+
     /// The outbox entry for a posted answer. A page cannot know its own content hash, so the host
-    /// stamps the installed block's: the version the learner answered.
-    public static func entry(from data: Data, installed: CourseManifest) throws(OutboxError) -> AnswerEntry {
+    /// stamps the installed block's: the version the learner answered. With `keepingID` false
+    /// (`coursepack serve`), an id the body gives is ignored and the host makes its own, so no
+    /// page can pick one that collides with another answer's.
+    public static func entry(
+        from data: Data, installed: CourseManifest, keepingID: Bool = true, limits: Limits = .standard
+    ) throws(OutboxError) -> AnswerEntry {
         let body: Body
         do {
             body = try JSONDecoder().decode(Body.self, from: data)
         } catch {
             throw .invalidAnswer("not an answer object {usage_id, timestamp, fields}: \(error)")
         }
+        try check(body, limits: limits)
         guard let block = installed.blocks.first(where: { $0.usageID == body.usageID }) else {
             throw .invalidAnswer("block \(body.usageID) is not installed here")
         }
-        let id = body.id ?? "\(body.timestamp)-\(body.usageID.split(separator: "@").last ?? "")-\(UInt32.random(in: 0...UInt32.max))"
+        let given = keepingID ? body.id : nil
+        let id = given ?? "\(body.timestamp)-\(body.usageID.split(separator: "@").last ?? "")-\(randomHex())"
         return AnswerEntry(
             id: id, usageID: body.usageID, contentHash: body.contentHash ?? block.contentHash, timestamp: body.timestamp,
             fields: body.fields.mapValues(\.values))
+    }
+
+    static func check(_ body: Body, limits: Limits) throws(OutboxError) {
+        for (what, text) in [("usage_id", body.usageID), ("timestamp", body.timestamp), ("id", body.id ?? ""), ("content_hash", body.contentHash ?? "")]
+        where text.utf8.count > limits.idLength {
+            throw .invalidAnswer("\(what) is \(text.utf8.count) bytes long, over the limit of \(limits.idLength)")
+        }
+        guard body.fields.count <= limits.fields else {
+            throw .invalidAnswer("\(body.fields.count) fields, over the limit of \(limits.fields)")
+        }
+        for (name, value) in body.fields {
+            guard name.utf8.count <= limits.nameLength else {
+                throw .invalidAnswer("a field name is \(name.utf8.count) bytes long, over the limit of \(limits.nameLength)")
+            }
+            let values = value.values
+            guard values.count <= limits.valuesPerField else {
+                throw .invalidAnswer("field \(name) has \(values.count) values, over the limit of \(limits.valuesPerField)")
+            }
+            if let long = values.first(where: { $0.utf8.count > limits.valueLength }) {
+                throw .invalidAnswer("a value of field \(name) is \(long.utf8.count) bytes long, over the limit of \(limits.valueLength)")
+            }
+        }
+    }
+
+    /// 64 random bits: two answers posted in the same millisecond to the same block stay two.
+    static func randomHex() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let value = generator.next() as UInt64
+        let hex = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
     }
 }

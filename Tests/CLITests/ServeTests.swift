@@ -7,10 +7,12 @@ import TestSupport
 /// page, a byte range of a video, MIME types, traversal refused, and a bounded load test.
 @Suite(.serialized) struct ServeTests {
     /// Starts `coursepack serve TARGET --port 0`; returns the process and the base URL it printed.
-    static func startServer(_ target: String) throws -> (ChildProcess, String, String) {
+    /// `softFileLimit`: the open-file limit the server starts with (systemd's default is 1024).
+    static func startServer(_ target: String, _ options: [String] = [], softFileLimit: Int? = nil) throws -> (ChildProcess, String, String) {
         let folder = TestSupport.temporaryFolder("serve")
-        let process = try ChildProcess("/bin/sh", ["-c", "exec \"$0\" serve \"$1\" --port 0 > \"$2\" 2>&1",
-                                                   TestSupport.coursepackBinary, target, folder + "/out"])
+        let limit = softFileLimit.map { "ulimit -Sn \($0) && " } ?? ""
+        let process = try ChildProcess("/bin/sh", ["-c", limit + "target=\"$1\" out=\"$2\"; shift 2; exec \"$0\" serve \"$target\" --port 0 \"$@\" > \"$out\" 2>&1",
+                                                   TestSupport.coursepackBinary, target, folder + "/out"] + options)
         var printed = ""
         for _ in 0..<200 {
             printed = String(decoding: TestSupport.read(folder + "/out"), as: UTF8.self)
@@ -28,11 +30,18 @@ import TestSupport
         results = {}
         for item in json.loads(sys.argv[2]):
             connection = http.client.HTTPConnection(base.hostname, base.port, timeout=10)
-            connection.request(item.get("method", "GET"), item["path"], body=item.get("body"), headers=item.get("headers", {}))
+            body = item.get("body")
+            if body is not None:
+                body = body.encode() * item.get("repeat", 1)
+            if item.get("chunked"):
+                pieces = [body[i:i + 4096] for i in range(0, len(body), 4096)]
+                connection.request(item.get("method", "GET"), item["path"], body=iter(pieces), headers=item.get("headers", {}), encode_chunked=True)
+            else:
+                connection.request(item.get("method", "GET"), item["path"], body=body, headers=item.get("headers", {}))
             response = connection.getresponse()
             body = response.read()
             results[item["name"]] = {"status": response.status, "type": response.getheader("Content-Type"),
-                "range": response.getheader("Content-Range"), "length": len(body),
+                "range": response.getheader("Content-Range"), "length": len(body), "cache": response.getheader("Cache-Control"), "location": response.getheader("Location"), "frames": response.getheader("X-Frame-Options"),
                 "body": base64.b64encode(body).decode() if len(body) <= 200000 else ""}
         print(json.dumps(results))
         """
@@ -41,7 +50,11 @@ import TestSupport
         let status: Int
         let type: String
         let range: String
+        let cache: String
+        let location: String
+        let frames: String
         let body: [UInt8]
+        var text: String { String(decoding: body, as: UTF8.self) }
     }
 
     static func get(_ base: String, _ requests: [[String: Any]]) throws -> [String: Answer] {
@@ -51,8 +64,35 @@ import TestSupport
         let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: [String: Any]])
         return object.mapValues { answer in
             Answer(status: answer["status"] as? Int ?? 0, type: answer["type"] as? String ?? "", range: answer["range"] as? String ?? "",
-                   body: [UInt8](Data(base64Encoded: answer["body"] as? String ?? "") ?? Data()))
+                   cache: answer["cache"] as? String ?? "", location: answer["location"] as? String ?? "", frames: answer["frames"] as? String ?? "", body: [UInt8](Data(base64Encoded: answer["body"] as? String ?? "") ?? Data()))
         }
+    }
+
+    static func metaTag(_ secret: String) -> String { "<meta name=\"coursepack-serve-secret\" content=\"\(secret)\">" }
+
+    /// The run's secret, as the page script reads it from a served page.
+    static func secret(in page: Answer) -> String? {
+        guard let start = page.text.range(of: "<meta name=\"coursepack-serve-secret\" content=\"") else { return nil }
+        let secret = page.text[start.upperBound...].prefix { $0 != "\"" }
+        return secret.count == 64 ? String(secret) : nil
+    }
+
+    /// The headers the page script sends from a served page: the secret it read, JSON, and what
+    /// a browser adds to a same-origin fetch.
+    static func pageHeaders(_ base: String) throws -> [String: String] {
+        let page = try #require(try get(base, [["name": "page", "path": "/CoursepackX+CP101+2026/problem/offline_quiz/index.html"]])["page"])
+        let secret = try #require(Self.secret(in: page), "no secret in the served page")
+        let origin = base.hasSuffix("/") ? String(base.dropLast()) : base
+        return ["Content-Type": "application/json", "X-Coursepack-Secret": secret, "Origin": origin, "Sec-Fetch-Site": "same-origin"]
+    }
+
+    /// The example course built and synced into a fresh target; returns the target.
+    static func syncedExample() throws -> String {
+        let published = TestSupport.temporaryFolder("serve") + "/published"
+        #expect(try TestSupport.coursepack(["build", TestSupport.exampleCourse, "--out", published, "-q"]).status == 0)
+        let target = TestSupport.temporaryFolder("serve") + "/device"
+        #expect(try TestSupport.coursepack(["sync", published, "--to", target]).status == 0)
+        return target
     }
 
     @Test func serveGivesOutlinePagesAndVideoRangesAndNothingOutsideTheTarget() throws {
@@ -92,7 +132,9 @@ import TestSupport
         #expect(String(decoding: outline.body, as: UTF8.self).contains("href=\"html/welcome_page/index.html\""))
         let page = try #require(answers["page"])
         #expect(page.status == 200 && page.type.hasPrefix("text/html"))
-        #expect(page.body == TestSupport.read(course + "/html/welcome_page/index.html"))
+        let secret = try #require(Self.secret(in: page))
+        #expect(Array(page.text.replacingOccurrences(of: Self.metaTag(secret), with: "").utf8) == TestSupport.read(course + "/html/welcome_page/index.html"),
+                "the page as it is on disk, with the run's secret in its head")
         let range = try #require(answers["range"])
         let file = TestSupport.read(target + video)
         #expect(range.status == 206, "\(range.status)")
@@ -118,13 +160,14 @@ import TestSupport
         #expect(try TestSupport.coursepack(["sync", published, "--to", target]).status == 0)
         let (server, base, _) = try Self.startServer(target)
         defer { #expect(server.stop(), "the server outlived its test") }
+        let headers = try Self.pageHeaders(base)
         let quiz = "block-v1:CoursepackX+CP101+2026+type@problem+block@offline_quiz"
         let good = #"{"usage_id": "\#(quiz)", "timestamp": "2026-11-23T09:00:01.000Z", "fields": {"input_offline_quiz_2_1": "choice_1"}}"#
         let unknown = #"{"usage_id": "block-v1:CoursepackX+CP101+2026+type@problem+block@nope", "timestamp": "2026-11-23T09:00:02.000Z", "fields": {}}"#
         let posted = try Self.get(base, [
-            ["name": "good", "path": "/_coursepack/answers", "method": "POST", "body": good, "headers": ["Content-Type": "application/json"]],
-            ["name": "unknown", "path": "/_coursepack/answers", "method": "POST", "body": unknown],
-            ["name": "garbage", "path": "/_coursepack/answers", "method": "POST", "body": "not json"],
+            ["name": "good", "path": "/_coursepack/answers", "method": "POST", "body": good, "headers": headers],
+            ["name": "unknown", "path": "/_coursepack/answers", "method": "POST", "body": unknown, "headers": headers],
+            ["name": "garbage", "path": "/_coursepack/answers", "method": "POST", "body": "not json", "headers": headers],
         ])
         let accepted = try #require(posted["good"])
         let unknownAnswer = try #require(posted["unknown"])

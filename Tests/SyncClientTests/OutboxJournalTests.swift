@@ -154,4 +154,55 @@ import TestSupport
         #expect(throws: OutboxError.self) { try outbox.add(answer("a1")) }
         #expect(TestSupport.read(elsewhere).isEmpty)
     }
+
+    /// A quota in entries and in bytes: the answer over it is refused as `full`, nothing is
+    /// written, and a change of state (the sync marking one sent) is still recorded.
+    @Test func anAnswerOverTheQuotaIsRefusedAsFullAndNothingIsWritten() throws {
+        let outbox = freshOutbox()
+        let small = Outbox.Quota(bytes: 1 << 20, entries: 3)
+        for index in 0..<3 { try outbox.add(answer("a\(index)", at: "2026-11-23T09:00:0\(index).000Z"), quota: small) }
+        let before = TestSupport.read(outbox.path)
+        let error = try #require(throws: OutboxError.self) { try outbox.add(answer("a3"), quota: small) }
+        guard case .full(let path, let reason) = error else { Issue.record("\(error)"); return }
+        #expect(path == outbox.path && reason.contains("3 answers"), "\(reason)")
+        #expect(TestSupport.read(outbox.path) == before)
+        var sent = try #require(outbox.entries().first)
+        sent.state = .sent
+        try outbox.update(sent)
+
+        let bytes = freshOutbox()
+        let tight = Outbox.Quota(bytes: 600, entries: 100)
+        try bytes.add(answer("b0"), quota: tight)
+        #expect(throws: OutboxError.self) {
+            try bytes.add(answer("b1", fields: ["input_quiz_2_1": [String(repeating: "x", count: 400)]]), quota: tight)
+        }
+        #expect(bytes.entries().map(\.id) == ["b0"])
+    }
+
+    /// A host keeping an index reads only what was appended since it last looked: what another
+    /// process appends is seen (its ids stay unique), what was read before is not read again.
+    @Test func anIndexReadsOnlyWhatWasAppendedSince() throws {
+        let outbox = freshOutbox()
+        var index = Outbox.Index()
+        try outbox.add(answer("mine-1"), index: &index)
+        // Another process (another `answers --add`, the sync) appends meanwhile.
+        let other = Outbox(folder: (outbox.path as NSString).deletingLastPathComponent)
+        try other.add(answer("theirs", at: "2026-11-23T09:00:01.000Z"))
+        #expect(throws: OutboxError.invalidAnswer("answer theirs is recorded already")) { try outbox.add(answer("theirs"), index: &index) }
+        #expect(index.count == 2)
+        // Records read once are not read again: overwriting the first one in place (same
+        // length) goes unseen by the index, which a full reread would have noticed.
+        var bytes = TestSupport.read(outbox.path)
+        let name = Array("mine-1".utf8)
+        let offset = try #require(bytes.indices.first { bytes[$0...].starts(with: name) })
+        bytes.replaceSubrange(offset..<(offset + name.count), with: Array("mine-X".utf8))
+        // Data.write without .atomic rewrites the same file (same inode), as a bad sector would.
+        try Data(bytes).write(to: URL(fileURLWithPath: outbox.path))
+        try outbox.add(answer("mine-2", at: "2026-11-23T09:00:02.000Z"), index: &index)
+        #expect(throws: OutboxError.invalidAnswer("answer mine-1 is recorded already")) { try outbox.add(answer("mine-1"), index: &index) }
+        // A journal replaced (another file at the path) is read again from its start.
+        try FileManager.default.removeItem(atPath: outbox.path)
+        try outbox.add(answer("mine-1"), index: &index)
+        #expect(outbox.entries().map(\.id) == ["mine-1"])
+    }
 }

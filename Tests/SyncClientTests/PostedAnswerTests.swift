@@ -63,4 +63,25 @@ import TestSupport
             try outbox.add(try PostedAnswer.entry(from: Data(bad.utf8), installed: installed))
         }
     }
+
+    /// What one answer may hold is bounded before it is kept: fields, values per field, value
+    /// and name lengths, ids.
+    @Test(arguments: [
+        (#""fields": {\#((0..<101).map { "\"input_quiz_\($0)_1\": \"x\"" }.joined(separator: ", "))}"#, "101 fields, over the limit of 100"),
+        (#""fields": {"input_quiz_2_1": [\#((0..<101).map { _ in "\"x\"" }.joined(separator: ", "))]}"#, "field input_quiz_2_1 has 101 values, over the limit of 100"),
+        (#""fields": {"input_quiz_2_1": "\#(String(repeating: "x", count: 10_001))"}"#, "a value of field input_quiz_2_1 is 10001 bytes long, over the limit of 10000"),
+        (#""fields": {"input_\#(String(repeating: "n", count: 300))": "x"}"#, "a field name is 306 bytes long, over the limit of 256"),
+        (#""fields": {"input_quiz_2_1": "x"}, "id": "\#(String(repeating: "i", count: 1_001))""#, "id is 1001 bytes long, over the limit of 1000"),
+    ])
+    func anAnswerOverItsLimitsIsRefused(fields: String, reason: String) {
+        let body = #"{"usage_id": "\#(Fixture.usageID("quiz", type: "problem"))", "timestamp": "2026-11-23T09:00:00.000Z", \#(fields)}"#
+        #expect(throws: OutboxError.invalidAnswer(reason)) { try PostedAnswer.entry(from: Data(body.utf8), installed: installed) }
+    }
+
+    /// A host that makes its own ids (`serve`) ignores one the page gives.
+    @Test func aHostCanIgnoreTheIdAPageGives() throws {
+        let body = #"{"usage_id": "\#(Fixture.usageID("quiz", type: "problem"))", "timestamp": "2026-11-23T09:00:00Z", "fields": {"input_quiz_2_1": "x"}, "id": "page-42"}"#
+        let entry = try PostedAnswer.entry(from: Data(body.utf8), installed: installed, keepingID: false)
+        #expect(entry.id != "page-42" && entry.id.hasPrefix("2026-11-23T09:00:00Z-quiz-"), "\(entry.id)")
+    }
 }

@@ -1,0 +1,111 @@
+import ClientTarget
+import Foundation
+import Hummingbird
+import Synchronization
+import SyncClient
+
+/// Takes the answers pages post to `CourseServer.answersPath`. Only serve's own pages can: each
+/// POST must carry the run's secret, be JSON, come from serve's own origin (when the browser
+/// says where it comes from) and stay under a size limit read as the body arrives. Each answer
+/// is appended to its course's outbox under the outbox's quota, with an id serve makes itself,
+/// reading only the journal's new bytes (an `Outbox.Index` per course, kept for the run).
+final class AnswerDesk: Sendable {
+    let target: ClientTarget
+    let secret: ServeSecret
+    let host: ServedHost
+    let limits: CourseServer.Limits
+    private let indexes = Mutex<[String: Outbox.Index]>([:])
+
+    init(target: ClientTarget, secret: ServeSecret, host: ServedHost, limits: CourseServer.Limits) {
+        self.target = target
+        self.secret = secret
+        self.host = host
+        self.limits = limits
+    }
+
+    func answer(_ request: Request) async -> Response {
+        if let refusal = refusal(of: request) { return CourseServer.json(refusal.status, ["error": refusal.reason]) }
+        let body: ByteBuffer
+        do {
+            body = try await Self.collect(request, upTo: limits.answerBytes, within: limits.bodySeconds)
+        } catch let error as BodyError {
+            return CourseServer.json(error.status, ["error": error.reason])
+        } catch {
+            return CourseServer.json(.badRequest, ["error": "the answer could not be read: \(error)"])
+        }
+        return record(Data(body.readableBytesView))
+    }
+
+    /// Why a POST is refused before its body is read, or nil.
+    func refusal(of request: Request) -> (status: HTTPResponse.Status, reason: String)? {
+        let headers = request.headers
+        if let site = headers[CourseServer.FieldName("Sec-Fetch-Site")!], site.lowercased() != "same-origin" {
+            return (.forbidden, "answers are taken from this server's own pages only (Sec-Fetch-Site: \(site))")
+        }
+        if let origin = headers[.origin], !host.accepts(origin: origin, authority: request.head.authority) {
+            return (.forbidden, "answers are taken from this server's own pages only (Origin: \(origin))")
+        }
+        guard secret.matches(headers[CourseServer.FieldName(ServeSecret.headerName)!]) else {
+            return (.forbidden, "the page's secret is missing or wrong: reload the page from this server")
+        }
+        let type = headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+        guard type == "application/json" else { return (.unsupportedMediaType, "an answer is sent as application/json") }
+        if let length = headers[.contentLength], (Int(length) ?? Int.max) > limits.answerBytes {
+            return (.contentTooLarge, "an answer is at most \(limits.answerBytes) bytes")
+        }
+        return nil
+    }
+
+    func record(_ data: Data) -> Response {
+        let placed: (entry: AnswerEntry, outbox: Outbox)
+        do {
+            placed = try target.placeAnswer(data, keepingID: false)
+        } catch {
+            return CourseServer.json(.badRequest, ["error": "\(error)"])
+        }
+        let quota = limits.outbox
+        let outcome: Result<Void, OutboxError> = indexes.withLock { indexes in
+            var index = indexes[placed.outbox.path] ?? Outbox.Index()
+            defer { indexes[placed.outbox.path] = index }
+            return Result { () throws(OutboxError) in try placed.outbox.add(placed.entry, quota: quota, index: &index) }
+        }
+        switch outcome {
+        case .success: return CourseServer.json(.created, ["id": placed.entry.id, "usage_id": placed.entry.usageID])
+        case .failure(.full(_, let reason)): return CourseServer.json(CourseServer.insufficientStorage, ["error": "this course's outbox is full: \(reason)"])
+        case .failure(.invalidAnswer(let reason)): return CourseServer.json(.badRequest, ["error": reason])
+        case .failure(let error): return CourseServer.json(.internalServerError, ["error": "\(error)"])
+        }
+    }
+
+    struct BodyError: Error {
+        let status: HTTPResponse.Status
+        let reason: String
+    }
+
+    /// The body, refused as soon as it grows past `limit` and when it has not all arrived
+    /// within `seconds` (a body sent a byte at a time would hold the connection open).
+    static func collect(_ request: Request, upTo limit: Int, within seconds: Double) async throws -> ByteBuffer {
+        try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
+            group.addTask {
+                var collected = ByteBuffer()
+                for try await part in request.body {
+                    guard collected.readableBytes + part.readableBytes <= limit else {
+                        throw BodyError(status: .contentTooLarge, reason: "an answer is at most \(limit) bytes")
+                    }
+                    var part = part
+                    collected.writeBuffer(&part)
+                }
+                return collected
+            }
+            group.addTask {
+                try await Task.sleep(for: .seconds(seconds))
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let body = first else {
+                throw BodyError(status: .requestTimeout, reason: "the answer did not arrive within \(Int(seconds)) s")
+            }
+            return body
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import Hummingbird
+
+/// Refuses every request whose Host header does not name this server (see `ServedHost`).
+struct HostGuard<Context: RequestContext>: RouterMiddleware {
+    let host: ServedHost
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard host.accepts(authority: request.head.authority) else {
+            return CourseServer.json(.forbidden, ["error": "the Host header does not name this server"])
+        }
+        return try await next(request, context)
+    }
+}
+
+/// Serves GET and HEAD from the target's real files only (see `TargetFiles`): HTML pages
+/// itself, with the run's secret put in; everything else through FileMiddleware (MIME types,
+/// `Range`, `ETag`) by its real path.
+struct TargetGuard<Context: RequestContext>: RouterMiddleware {
+    let files: TargetFiles
+    let secret: ServeSecret
+    /// Larger pages are refused rather than read into memory.
+    static var pageSizeLimit: Int { 32 << 20 }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard request.method == .get || request.method == .head else { return try await next(request, context) }
+        switch files.resolve(request.uri.path) {
+        case .refused:
+            return CourseServer.json(.forbidden, ["error": "outside the served folder"])
+        case .missing:
+            return CourseServer.json(.notFound, ["error": "no such file"])
+        case .folderWithoutSlash:
+            // One leading slash: `//name` in Location would send the browser to another host.
+            return .redirect(to: "/" + request.uri.path.drop { $0 == "/" } + "/", type: .permanent)
+        case .file(let real, let relative):
+            if Self.isPage(real) { return try page(real, head: request.method == .head) }
+            var head = request.head
+            head.path = TargetFiles.encoded(relative)
+            return try await next(Request(head: head, body: request.body), context)
+        }
+    }
+
+    static func isPage(_ path: String) -> Bool {
+        let name = path.lowercased()
+        return name.hasSuffix(".html") || name.hasSuffix(".htm") || name.hasSuffix(".xhtml")
+    }
+
+    /// The page with the secret in its head. Never cached: the secret changes with every run.
+    /// Framed by this origin only.
+    func page(_ path: String, head: Bool) throws -> Response {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { return CourseServer.json(.notFound, ["error": "no such file"]) }
+        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
+        guard let data = try handle.read(upToCount: Self.pageSizeLimit + 1), data.count <= Self.pageSizeLimit else {
+            return CourseServer.json(.contentTooLarge, ["error": "the page is over \(Self.pageSizeLimit) bytes"])
+        }
+        let body = Self.inserting(secret.metaTag, into: [UInt8](data))
+        var headers: HTTPFields = [
+            .contentType: "text/html; charset=utf-8", .cacheControl: "no-store", .contentLength: String(body.count),
+        ]
+        headers[CourseServer.FieldName("X-Content-Type-Options")!] = "nosniff"
+        // Another site framing a problem page could trick the learner into submitting it
+        // (clickjacking); the outline's navigation frames are on this origin.
+        headers[CourseServer.FieldName("Content-Security-Policy")!] = "frame-ancestors 'self'"
+        headers[CourseServer.FieldName("X-Frame-Options")!] = "SAMEORIGIN"
+        return Response(status: .ok, headers: headers, body: head ? .init() : .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
+    /// `tag` right after the opening `<head …>` (else `<html …>`), else before everything.
+    static func inserting(_ tag: String, into page: [UInt8]) -> [UInt8] {
+        let lower = page.prefix(64 << 10).map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }
+        for element in ["<head", "<html"] {
+            let pattern = Array(element.utf8)
+            var start = 0
+            while let found = firstIndex(of: pattern, in: lower, from: start) {
+                let after = found + pattern.count
+                if after < lower.count, [UInt8(ascii: ">"), 0x20, 0x09, 0x0a, 0x0d].contains(lower[after]),
+                   let close = lower[after...].firstIndex(of: UInt8(ascii: ">")) {
+                    return Array(page[...close]) + Array(tag.utf8) + Array(page[(close + 1)...])
+                }
+                start = after
+            }
+        }
+        return Array(tag.utf8) + page
+    }
+
+    static func firstIndex(of pattern: [UInt8], in bytes: [UInt8], from start: Int) -> Int? {
+        guard bytes.count >= pattern.count, start <= bytes.count - pattern.count else { return nil }
+        for index in start...(bytes.count - pattern.count) where bytes[index..<(index + pattern.count)].elementsEqual(pattern) {
+            return index
+        }
+        return nil
+    }
+}
