@@ -95,10 +95,7 @@ public struct Outbox: Sendable {
             guard let record = try? decoder.decode(Record.self, from: Data(line)) else { continue }
             latest[record.entry.id] = record.entry
         }
-        // By instant, not by text: `add` takes any ISO 8601 form (with or without milliseconds,
-        // any offset), whose strings do not sort as their times do.
-        let dated = latest.values.map { (Self.parseTimestamp($0.timestamp) ?? .distantPast, $0) }
-        return dated.sorted { ($0.0, $0.1.timestamp, $0.1.id) < ($1.0, $1.1.timestamp, $1.1.id) }.map(\.1)
+        return Self.inTimeOrder(Array(latest.values))
     }
 
     /// Records a new answer. Its id must be new; fields must name CAPA inputs; the journal must
@@ -116,10 +113,17 @@ public struct Outbox: Sendable {
         var fresh = entry
         fresh.state = .pending
         let line = try Self.line(for: fresh, path: path)
-        let journal = try Journal(path: path)
+        var journal = try Journal.locked(path: path)
         defer { journal.close() }
+        index.catchUp(on: journal, size: journal.size())
+        let over = index.ids.count + 1 > quota.entries || journal.size() + Int64(line.count) + 1 > quota.bytes
+        if over, try compact(journal, keepingSettled: quota.settledKept) {
+            // The compacted journal is a new file: append to it, not to the one just replaced.
+            journal.close()
+            journal = try Journal.locked(path: path)
+            index.catchUp(on: journal, size: journal.size())
+        }
         let size = journal.size()
-        index.catchUp(on: journal, size: size)
         guard !index.ids.contains(entry.id) else { throw .invalidAnswer("answer \(entry.id) is recorded already") }
         if index.ids.count + 1 > quota.entries {
             throw .full(path: path, reason: "it holds \(index.ids.count) answers, its limit of \(quota.entries); no more are kept in it")
@@ -135,9 +139,52 @@ public struct Outbox: Sendable {
     /// Records a change of state.
     public func update(_ entry: AnswerEntry) throws(OutboxError) {
         let line = try Self.line(for: entry, path: path)
-        let journal = try Journal(path: path)
+        let journal = try Journal.locked(path: path)
         defer { journal.close() }
         try journal.append(line, path: path)
+    }
+
+    /// Rewrites the journal with each answer's latest record only, dropping settled answers past
+    /// the newest `keepingSettled`. Returns whether it changed anything. Safe beside hosts that
+    /// append at the same time: it holds the journal's lock, and they reopen a replaced journal.
+    @discardableResult
+    public func compact(keepingSettled: Int = Quota.standard.settledKept) throws(OutboxError) -> Bool {
+        guard access(path, F_OK) == 0 else { return false }
+        let journal = try Journal.locked(path: path)
+        defer { journal.close() }
+        return try compact(journal, keepingSettled: keepingSettled)
+    }
+
+    private func compact(_ journal: Journal, keepingSettled: Int) throws(OutboxError) -> Bool {
+        let bytes = journal.readAll()
+        var latest: [String: AnswerEntry] = [:]
+        var records = 0
+        let decoder = JSONDecoder()
+        for line in bytes.split(separator: UInt8(ascii: "\n")) {
+            records += 1
+            guard let record = try? decoder.decode(Record.self, from: Data(line)) else { continue }
+            latest[record.entry.id] = record.entry
+        }
+        let ordered = Self.inTimeOrder(Array(latest.values))
+        let settled = ordered.filter { $0.state != .pending && $0.state != .sending }
+        let dropped = Set(settled.dropLast(max(keepingSettled, 0)).map(\.id))
+        let kept = ordered.filter { !dropped.contains($0.id) }
+        guard kept.count < records else { return false }
+        var text: [UInt8] = []
+        for entry in kept { text += try Self.line(for: entry, path: path) }
+        do {
+            try DurableFile.replace(path, with: text)
+        } catch {
+            throw .unwritable(path: path, reason: "cannot compact: \(error)")
+        }
+        return true
+    }
+
+    static func inTimeOrder(_ entries: [AnswerEntry]) -> [AnswerEntry] {
+        // By instant, not by text: `add` takes any ISO 8601 form (with or without milliseconds,
+        // any offset), whose strings do not sort as their times do.
+        let dated = entries.map { (Self.parseTimestamp($0.timestamp) ?? .distantPast, $0) }
+        return dated.sorted { ($0.0, $0.1.timestamp, $0.1.id) < ($1.0, $1.1.timestamp, $1.1.id) }.map(\.1)
     }
 
     static func check(_ entry: AnswerEntry) throws(OutboxError) {

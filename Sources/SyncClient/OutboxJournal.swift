@@ -7,10 +7,15 @@ extension Outbox {
     public struct Quota: Sendable, Equatable {
         public var bytes: Int64
         public var entries: Int
+        /// Settled answers (sent, refused, held as a conflict) a full journal keeps when it is
+        /// compacted to make room, newest first: the history a learner sees. Answers still to be
+        /// sent are never dropped, so a journal full of them stays full until they are sent.
+        public var settledKept: Int
 
-        public init(bytes: Int64, entries: Int) {
+        public init(bytes: Int64, entries: Int, settledKept: Int = 1_000) {
             self.bytes = bytes
             self.entries = entries
+            self.settledKept = settledKept
         }
 
         /// Years of answers for one learner: records are a few hundred bytes each.
@@ -83,6 +88,23 @@ extension Outbox {
             }
         }
 
+        /// Opens and locks the journal at `path` as it is once the lock is held: a compaction
+        /// that ran while this process waited for the lock has renamed a new file into place,
+        /// and a record appended to the old one would be lost with it.
+        static func locked(path: String) throws(OutboxError) -> Journal {
+            for _ in 0..<100 {
+                let journal = try Journal(path: path)
+                var named = stat()
+                if lstat(path, &named) == 0, let identity = journal.identity,
+                    identity == Identity(device: UInt64(named.st_dev), inode: UInt64(named.st_ino))
+                {
+                    return journal
+                }
+                journal.close()
+            }
+            throw .unwritable(path: path, reason: "the journal keeps being replaced")
+        }
+
         func close() { Foundation.close(fd) }
 
         private func status() -> stat? {
@@ -98,6 +120,19 @@ extension Outbox {
             var bytes = [UInt8](repeating: 0, count: count)
             let got = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, count, off_t(offset)) }
             return got > 0 ? Array(bytes[..<got]) : []
+        }
+
+        /// Every byte of the journal, read through the locked descriptor.
+        func readAll() -> [UInt8] {
+            let size = size()
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(Int(size))
+            while Int64(bytes.count) < size {
+                let piece = read(at: Int64(bytes.count), count: min(1 << 20, Int(size) - bytes.count))
+                guard !piece.isEmpty else { break }
+                bytes += piece
+            }
+            return bytes
         }
 
         /// Appends one record and syncs it to disk before returning: an answer acknowledged is

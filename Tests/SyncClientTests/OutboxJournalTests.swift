@@ -179,6 +179,38 @@ import TestSupport
         #expect(bytes.entries().map(\.id) == ["b0"])
     }
 
+    /// Years of use must not fill the quota for good: a full journal is compacted (each answer's
+    /// latest record, the newest settled answers) to make room, and a pending answer is never
+    /// what gives way.
+    @Test func aFullJournalOfSettledAnswersMakesRoomAndNeverDropsAPendingOne() throws {
+        let outbox = freshOutbox()
+        let quota = Outbox.Quota(bytes: 1 << 20, entries: 4, settledKept: 1)
+        for index in 0..<4 { try outbox.add(answer("a\(index)", at: "2026-11-23T09:00:0\(index).000Z"), quota: quota) }
+        // Full of pending answers: nothing may give way.
+        #expect(throws: OutboxError.self) { try outbox.add(answer("refused", at: "2026-11-23T09:00:09.000Z"), quota: quota) }
+        for var entry in outbox.entries().prefix(3) {
+            entry.state = .sent
+            entry.result = "{\"success\":\"correct\"}"
+            try outbox.update(entry)
+        }
+        #expect(lines(outbox).count == 8)  // 4 answers, 3 updates, and the final newline
+        try outbox.add(answer("a4", at: "2026-11-23T09:00:04.000Z"), quota: quota)
+        let kept = outbox.entries()
+        // a0 and a1 were the oldest settled answers; a2 is the newest one kept; a3 waits to be sent.
+        #expect(kept.map(\.id) == ["a2", "a3", "a4"])
+        #expect(kept.map(\.state) == [.sent, .pending, .pending])
+        #expect(kept.first?.result == "{\"success\":\"correct\"}")
+        #expect(lines(outbox).count == 4)
+
+        // A host that keeps an index finds the replaced journal and still appends to the live one.
+        var index = Outbox.Index()
+        try outbox.add(answer("a5", at: "2026-11-23T09:00:05.000Z"), quota: Outbox.Quota(bytes: 1 << 20, entries: 100), index: &index)
+        #expect(try outbox.compact(keepingSettled: 0))
+        try outbox.add(answer("a6", at: "2026-11-23T09:00:06.000Z"), quota: Outbox.Quota(bytes: 1 << 20, entries: 100), index: &index)
+        #expect(outbox.entries().map(\.id) == ["a3", "a4", "a5", "a6"])
+        #expect(try !outbox.compact(keepingSettled: 0))
+    }
+
     /// A host keeping an index reads only what was appended since it last looked: what another
     /// process appends is seen (its ids stay unique), what was read before is not read again.
     @Test func anIndexReadsOnlyWhatWasAppendedSince() throws {
