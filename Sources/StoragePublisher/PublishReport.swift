@@ -30,7 +30,7 @@ public struct PublishReport: Codable, Sendable, Equatable {
     public var courseID = ""
     /// The course's folder within the target (`CourseFolder.name(for:)`); empty when flat.
     public var coursePrefix = ""
-    /// Where the course's manifest is: what clients are pointed at (without `/manifest.json`).
+    /// Where the course's manifest went (`…/manifest.json`): clients are pointed at its folder.
     public var manifest = ""
     /// The target's `courses.json`, when it was read (and updated if needed).
     public var index: String?
