@@ -31,6 +31,7 @@ test_needs=(
   "chromium     command -v chromium"                 # the browser tests open every page offline
   "chromium-driver  command -v chromedriver"         # Selenium drives Chromium through it
   "wrk          command -v wrk"                      # load test of coursepack serve from a second process
+  "redis-server command -v redis-server"             # the plugin's retry test runs a real Celery worker against it
 )
 bench_needs=(
   "zip          command -v zip"
@@ -76,7 +77,7 @@ if [ "${1:-}" = "--test" ]; then
   # selenium drives Chromium; pytest runs the browser tests.
   # The Open edX plugin's tests (Django, Celery, openedx-events); PyYAML reads the CI recipes.
   for pair in "jsonschema jsonschema" "selenium selenium" "pytest pytest" "yaml PyYAML" "django Django" \
-      "celery celery" "openedx_events openedx-events" "pytest_django pytest-django"; do
+      "celery celery" "openedx_events openedx-events" "pytest_django pytest-django" "redis redis"; do
     module=${pair%% *}
     package=${pair#* }
     if ! python3 -c "import $module" 2>/dev/null; then

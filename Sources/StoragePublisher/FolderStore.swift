@@ -1,3 +1,4 @@
+import Crypto
 import FileSystem
 import Foundation
 
@@ -26,25 +27,30 @@ public struct FolderStore: ObjectStore {
         return data
     }
 
-    public func put(_ key: String, file source: String, metadata: ObjectMetadata) async throws(StoreError) {
-        try write(key) { out throws(FileError) in
-            let input = try InputFile(path: source)
-            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: fileChunkSize, alignment: 16)
-            defer { buffer.deallocate() }
-            while true {
-                let count = try input.read(into: buffer)
-                if count == 0 { break }
-                try out.write(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-            }
+    public func put(_ key: String, file: OpenedFile, metadata: ObjectMetadata) async throws(StoreError) {
+        var hasher = SHA256()
+        try write(key, observer: { hasher.update(bufferPointer: $0) }) { out throws(FileError) in
+            try file.stream { chunk throws(FileError) in try out.write(chunk) }
+        } check: {
+            // The bytes written, not the file's name, must be what the manifest describes:
+            // checked before the file gets its name.
+            let digest = SHA256Hex.hex(hasher.finalize())
+            return digest == metadata.sha256 ? nil : "\(file.path) changed while it was published: its sha256 is \(digest), the manifest says \(metadata.sha256)"
         }
     }
 
     public func put(_ key: String, data: Data, metadata: ObjectMetadata) async throws(StoreError) {
-        try write(key) { out throws(FileError) in try out.write(Array(data)) }
+        try write(key, observer: nil) { out throws(FileError) in try out.write(Array(data)) } check: { nil }
     }
 
     public func copy(_ source: String, to key: String, metadata: ObjectMetadata) async throws(StoreError) {
-        try await put(key, file: root + "/" + source, metadata: metadata)
+        let file: OpenedFile
+        do {
+            file = try LocalFolder(root: root).open(source)
+        } catch {
+            throw .file(path: error.path, reason: error.reason)
+        }
+        try await put(key, file: file, metadata: metadata)
     }
 
     public func delete(_ key: String) async throws(StoreError) {
@@ -54,7 +60,11 @@ public struct FolderStore: ObjectStore {
 
     /// Durable before it is visible: the file is synced under a temporary name, renamed into
     /// place and its folder synced, so a crash never leaves an empty or partial file.
-    private func write(_ key: String, _ body: (OutputFile) throws(FileError) -> Void) throws(StoreError) {
+    /// `check` runs once every byte is written and synced: a reason it returns stops the write
+    /// before the file gets its name.
+    private func write(
+        _ key: String, observer: ((UnsafeRawBufferPointer) -> Void)?, _ body: (OutputFile) throws(FileError) -> Void, check: () -> String?
+    ) throws(StoreError) {
         let path = root + "/" + key
         let folder = DurableFile.folder(of: path)
         do {
@@ -64,7 +74,7 @@ public struct FolderStore: ObjectStore {
         }
         let temporary = DurableFile.temporaryPath(beside: path)
         do throws(FileError) {
-            let out = try OutputFile(creating: temporary)
+            let out = try OutputFile(creating: temporary, observer: observer)
             do throws(FileError) {
                 try body(out)
                 try out.sync()
@@ -73,10 +83,22 @@ public struct FolderStore: ObjectStore {
                 try? out.close()
                 throw error
             }
-            guard rename(temporary, path) == 0 else { throw FileError(path: path, operation: "rename", errno: errno) }
-            try DurableFile.syncFolder(folder)
         } catch {
             unlink(temporary)
+            throw .file(path: error.path, reason: "\(error.operation) failed: \(String(cString: strerror(error.errno)))")
+        }
+        if let problem = check() {
+            unlink(temporary)
+            throw .file(path: path, reason: problem)
+        }
+        guard rename(temporary, path) == 0 else {
+            let failure = errno
+            unlink(temporary)
+            throw .file(path: path, reason: "rename failed: \(String(cString: strerror(failure)))")
+        }
+        do throws(FileError) {
+            try DurableFile.syncFolder(folder)
+        } catch {
             throw .file(path: error.path, reason: "\(error.operation) failed: \(String(cString: strerror(error.errno)))")
         }
     }

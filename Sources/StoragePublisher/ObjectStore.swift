@@ -9,8 +9,8 @@ public protocol ObjectStore: Sendable {
     func head(_ key: String) async throws(StoreError) -> StoredObject?
     /// The object's bytes, nil when there is none. For small objects (manifest, record).
     func get(_ key: String) async throws(StoreError) -> Data?
-    /// Puts the file at `path` (streamed from disk) at `key`.
-    func put(_ key: String, file path: String, metadata: ObjectMetadata) async throws(StoreError)
+    /// Puts `file` (streamed from disk, from the descriptor opened, never by its name again) at `key`.
+    func put(_ key: String, file: OpenedFile, metadata: ObjectMetadata) async throws(StoreError)
     func put(_ key: String, data: Data, metadata: ObjectMetadata) async throws(StoreError)
     /// Puts a copy of the object at `source` at `key`, on the target's side (no upload).
     func copy(_ source: String, to key: String, metadata: ObjectMetadata) async throws(StoreError)

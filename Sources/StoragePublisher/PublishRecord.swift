@@ -1,4 +1,5 @@
 import Foundation
+import Manifest
 
 /// `.coursepack-publish.json`, beside the manifest: what a later publish must still delete.
 /// `removed` maps each archive no published manifest names any more to the time the manifest
@@ -26,7 +27,7 @@ public struct PublishRecord: Codable, Sendable, Equatable {
     /// A record that cannot be read is treated as empty: it only ever delays deletions.
     static func decode(_ data: Data?) -> PublishRecord {
         guard let data, let record = try? JSONDecoder().decode(PublishRecord.self, from: data) else { return PublishRecord() }
-        return PublishRecord(removed: record.removed.filter { PublishKeys.isSafe($0.key) }, pending: record.pending.filter(PublishKeys.isSafe))
+        return PublishRecord(removed: record.removed.filter { PublishKeys.isArchiveKey($0.key) }, pending: record.pending.filter(PublishKeys.isArchiveKey))
     }
 }
 
@@ -35,6 +36,19 @@ enum PublishKeys {
     static func isSafe(_ key: String) -> Bool {
         guard !key.isEmpty, !key.hasPrefix("/"), key != "manifest.json", key != PublishRecord.key else { return false }
         return key.split(separator: "/", omittingEmptySubsequences: false).allSatisfy { !$0.isEmpty && $0 != "." && $0 != ".." && !$0.contains("\\") }
+    }
+
+    /// What a publish may write or delete for a course: an archive (`type/name.zip`) or a
+    /// staged copy of one. Nothing else a manifest or a record names is ever touched, so a
+    /// damaged or foreign record cannot reach another course's folder, a manifest or the index.
+    static func isArchiveKey(_ key: String) -> Bool {
+        if ArchivePath.isWellFormed(key) { return true }
+        let parts = key.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, parts[1].hasPrefix("."), let marker = parts[1].range(of: ".zip.staged-", options: .backwards) else { return false }
+        let hex = parts[1][marker.upperBound...]
+        let name = parts[1][parts[1].index(after: parts[1].startIndex)..<marker.lowerBound]
+        let original = String(parts[0]) + "/" + String(name) + ".zip"
+        return hex.count == 16 && hex.allSatisfy(\.isHexDigit) && ArchivePath.isWellFormed(original)
     }
 
     /// `html/.x.zip.staged-0123abcd…`: where a changed archive goes up first, beside the one the

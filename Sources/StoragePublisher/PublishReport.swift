@@ -27,6 +27,14 @@ public struct PublishReport: Codable, Sendable, Equatable {
 
     public var target: String
     public var dryRun: Bool
+    public var courseID = ""
+    /// The course's folder within the target (`CourseFolder.name(for:)`); empty when flat.
+    public var coursePrefix = ""
+    /// Where the course's manifest went (`…/manifest.json`): clients are pointed at its folder.
+    public var manifest = ""
+    /// The target's `courses.json`, when it was read (and updated if needed).
+    public var index: String?
+    public var warnings: [String] = []
     public var uploads: [Upload] = []
     public var unchanged = 0
     public var manifestUploaded = false
@@ -38,7 +46,9 @@ public struct PublishReport: Codable, Sendable, Equatable {
     public var seconds = 0.0
 
     enum CodingKeys: String, CodingKey {
-        case target, uploads, unchanged, deleted, writes, seconds
+        case target, uploads, unchanged, deleted, writes, seconds, manifest, index, warnings
+        case courseID = "course_id"
+        case coursePrefix = "course_prefix"
         case dryRun = "dry_run"
         case manifestUploaded = "manifest_uploaded"
         case scheduledDeletions = "scheduled_deletions"

@@ -15,6 +15,8 @@ public struct PublishOptions: Sendable {
     /// its name when its content changes.
     public var cacheControlArchives: String
     public var now: @Sendable () -> Date
+    /// Where the course goes within the target: its own folder (the default) or the target itself.
+    public var layout: PublishLayout
 
     public static let defaultCacheControlManifest = "no-cache, max-age=0, must-revalidate"
     public static let defaultCacheControlArchives = "public, no-cache"
@@ -23,7 +25,7 @@ public struct PublishOptions: Sendable {
         keepRemoved: TimeInterval = 24 * 3600, jobs: Int = 4, dryRun: Bool = false,
         cacheControlManifest: String = PublishOptions.defaultCacheControlManifest,
         cacheControlArchives: String = PublishOptions.defaultCacheControlArchives,
-        now: @escaping @Sendable () -> Date = { Date() }
+        now: @escaping @Sendable () -> Date = { Date() }, layout: PublishLayout = .perCourse
     ) {
         self.keepRemoved = keepRemoved
         self.jobs = max(jobs, 1)
@@ -31,6 +33,7 @@ public struct PublishOptions: Sendable {
         self.cacheControlManifest = cacheControlManifest
         self.cacheControlArchives = cacheControlArchives
         self.now = now
+        self.layout = layout
     }
 }
 
@@ -40,6 +43,8 @@ public enum PublishError: Error, CustomStringConvertible {
     /// The target refused or failed; `changedTarget` says whether anything had been written.
     case store(StoreError, changedTarget: Bool)
     case remoteManifest(ManifestError)
+    /// The target's manifest is another course's: replacing it would erase that course.
+    case otherCourse(manifest: String, found: String, publishing: String)
 
     public var description: String {
         switch self {
@@ -47,6 +52,8 @@ public enum PublishError: Error, CustomStringConvertible {
         case .store(let error, let changed):
             return "\(error)" + (changed ? " (the publish stopped before its manifest: clients still get the previous publish, complete)" : " (nothing was changed)")
         case .remoteManifest(let error): return "\(error) (nothing was changed)"
+        case .otherCourse(let manifest, let found, let publishing):
+            return "\(manifest) is the manifest of course \(found), not \(publishing): refusing to replace another course's publish (nothing was changed; publish without --flat to give each course its own folder, or choose another --to)"
         }
     }
 
@@ -86,14 +93,31 @@ public struct Publisher: Sendable {
         var reason: String
     }
 
+    /// Publishes the course under its own folder of the target (`CourseFolder.name(for:)`), or
+    /// at the target itself with the `.flat` layout, then records it in the target's `courses.json`.
     public func publish() async throws(PublishError) -> PublishReport {
         let started = Date()
-        var report = PublishReport(target: store.location, dryRun: options.dryRun)
         let local = try readLocalManifest()
+        let prefix = options.layout == .flat ? "" : CourseFolder.name(for: local.courseID)
+        let course = prefix.isEmpty ? self : Publisher(folder: folder, store: PrefixedStore(inner: store, prefix: prefix), options: options)
+        var report = try await course.publishCourse(local)
+        report.target = store.location
+        report.courseID = local.courseID
+        report.coursePrefix = prefix
+        report.manifest = course.store.location + "/manifest.json"
+        if !prefix.isEmpty, let warning = await flatCopyWarning(of: local) { report.warnings.append(warning) }
+        if !options.dryRun { try await updateIndex(local, prefix: prefix, report: &report) }
+        report.seconds = Date().timeIntervalSince(started)
+        return report
+    }
+
+    /// The publish itself, with `store` being the course's own place.
+    private func publishCourse(_ local: CourseManifest) async throws(PublishError) -> PublishReport {
+        var report = PublishReport(target: store.location, dryRun: options.dryRun)
         let files = try localFiles(of: local)
-        let (remote, record) = try await readTarget()
+        let (remote, record) = try await readTarget(publishing: local)
         let named = Set(files.map(\.key))
-        let live = Set(Self.archives(of: remote).filter(PublishKeys.isSafe))
+        let live = Set(Self.archives(of: remote).filter(PublishKeys.isArchiveKey))
         let uploads = try await plannedUploads(files, live: live, report: &report)
         try checkLocalBytes(of: uploads)
         report.uploads = uploads.map { .init(key: $0.file.key, bytes: $0.file.size, reason: $0.reason, stagedAs: $0.staged) }
@@ -122,12 +146,11 @@ public struct Publisher: Sendable {
                 throw .store(error, changedTarget: changed)
             }
         }
-        report.seconds = Date().timeIntervalSince(started)
         return report
     }
 
     /// The target's manifest and publish record, as they are before this publish.
-    private func readTarget() async throws(PublishError) -> (CourseManifest?, PublishRecord) {
+    private func readTarget(publishing local: CourseManifest) async throws(PublishError) -> (CourseManifest?, PublishRecord) {
         let remoteData: Data?
         let record: PublishRecord
         do {
@@ -137,11 +160,16 @@ public struct Publisher: Sendable {
             throw .store(error, changedTarget: false)
         }
         guard let remoteData else { return (nil, record) }
+        let remote: CourseManifest
         do {
-            return (try ManifestFile.decode(remoteData, path: "\(store.location)/manifest.json"), record)
+            remote = try ManifestFile.decode(remoteData, path: "\(store.location)/manifest.json")
         } catch {
             throw .remoteManifest(error)
         }
+        guard remote.courseID == local.courseID else {
+            throw .otherCourse(manifest: "\(store.location)/manifest.json", found: remote.courseID, publishing: local.courseID)
+        }
+        return (remote, record)
     }
 
     /// What has to go up: decided by the size and stored sha256 of every object, never its
@@ -169,16 +197,40 @@ public struct Publisher: Sendable {
     /// What goes up must be what the manifest describes: checked before anything is written.
     private func checkLocalBytes(of uploads: [Upload]) throws(PublishError) {
         for upload in uploads {
-            let path = folder + "/" + upload.file.key
-            let digest: String
             do {
-                digest = try FolderStore.sha256(of: path)
+                _ = try openVerified(upload.file)
             } catch {
-                throw .local(path: path, reason: "\(error)")
+                throw .local(path: error.path, reason: error.reason)
             }
-            guard digest == upload.file.sha256 else {
-                throw .local(path: path, reason: "sha256 is \(digest), the manifest says \(upload.file.sha256) (run coursepack verify)")
-            }
+        }
+    }
+
+    /// `file` opened through `LocalFolder` (no link followed), with the size and sha256 the
+    /// manifest gives: checked when planning, and again on the descriptor that is uploaded, so a
+    /// link or other bytes swapped in between are refused.
+    private func openVerified(_ file: LocalFile) throws(LocalFileRefusal) -> OpenedFile {
+        let opened = try LocalFolder(root: folder).open(file.key)
+        let digest: (sha256: String, size: UInt64)
+        do {
+            digest = try opened.sha256()
+        } catch {
+            throw LocalFileRefusal(path: error.path, reason: "\(error.operation) failed: \(String(cString: strerror(error.errno)))")
+        }
+        guard digest.size == file.size else {
+            throw LocalFileRefusal(path: opened.path, reason: "is \(digest.size) bytes, the manifest says \(file.size) (run coursepack verify)")
+        }
+        guard digest.sha256 == file.sha256 else {
+            throw LocalFileRefusal(path: opened.path, reason: "sha256 is \(digest.sha256), the manifest says \(file.sha256) (run coursepack verify)")
+        }
+        return opened
+    }
+
+    /// Opens `file` for its upload; a refusal now means the folder changed after planning.
+    private func openForUpload(_ file: LocalFile) throws(StoreError) -> OpenedFile {
+        do {
+            return try openVerified(file)
+        } catch {
+            throw .file(path: error.path, reason: "\(error.reason); it changed after the publish was planned, and was not uploaded")
         }
     }
 
@@ -216,7 +268,7 @@ public struct Publisher: Sendable {
     private func upload(_ uploads: [Upload], of local: CourseManifest, report: inout PublishReport) async throws(StoreError) -> Bool {
         let first = try await forEach(uploads) { upload throws(StoreError) in
             let key = upload.staged ?? upload.file.key
-            try await store.put(key, file: folder + "/" + upload.file.key, metadata: archiveMetadata(upload.file))
+            try await store.put(key, file: try openForUpload(upload.file), metadata: archiveMetadata(upload.file))
             return "PUT \(key)"
         }
         report.writes += first
@@ -226,7 +278,7 @@ public struct Publisher: Sendable {
             try await putManifest(ManifestFile.encode(interim), report: &report)
             report.writes += try await forEach(staged) { upload throws(StoreError) in
                 guard let source = upload.staged, upload.file.size <= S3Store.largestCopy else {
-                    try await store.put(upload.file.key, file: folder + "/" + upload.file.key, metadata: archiveMetadata(upload.file))
+                    try await store.put(upload.file.key, file: try openForUpload(upload.file), metadata: archiveMetadata(upload.file))
                     return "PUT \(upload.file.key)"
                 }
                 // The bytes are there already: the target copies them, nothing goes up twice.
@@ -288,13 +340,51 @@ public struct Publisher: Sendable {
 
     private func readLocalManifest() throws(PublishError) -> CourseManifest {
         let path = folder + "/manifest.json"
+        let opened: OpenedFile
         do {
-            guard let manifest = try ManifestFile.read(path) else { throw PublishError.local(path: path, reason: "no manifest.json: not a published folder (run coursepack build first)") }
-            return manifest
-        } catch let error as PublishError {
-            throw error
+            opened = try LocalFolder(root: folder).open("manifest.json")
+        } catch {
+            var info = stat()
+            let missing = lstat(path, &info) != 0 && errno == ENOENT
+            throw .local(path: error.path, reason: missing ? "no manifest.json: not a published folder (run coursepack build first)" : error.reason)
+        }
+        do {
+            return try ManifestFile.decode(Data(try opened.readAll()), path: path)
+        } catch let error as FileError {
+            throw .local(path: path, reason: "\(error.operation) failed: \(String(cString: strerror(error.errno)))")
         } catch {
             throw .local(path: path, reason: "\(error)")
+        }
+    }
+
+    /// A per-course publish to a target whose root holds a flat publish of the same course:
+    /// clients pointed at the root keep getting that older copy.
+    private func flatCopyWarning(of local: CourseManifest) async -> String? {
+        guard let data = try? await store.get("manifest.json"),
+            let root = try? ManifestFile.decode(data, path: store.location + "/manifest.json"), root.courseID == local.courseID
+        else { return nil }
+        return "\(store.location)/manifest.json is an earlier flat publish of \(local.courseID): clients pointed there do not get this publish (publish with --flat to keep updating it there)"
+    }
+
+    /// Adds or updates this course in the target's `courses.json`, after its manifest is in
+    /// place; every other course's entry is kept as it is.
+    private func updateIndex(_ local: CourseManifest, prefix: String, report: inout PublishReport) async throws(PublishError) {
+        let entry = CourseIndex.Entry(prefix: prefix, manifest: prefix.isEmpty ? "manifest.json" : prefix + "/manifest.json", publishedAt: local.publishedAt)
+        do {
+            guard var index = CourseIndex.decode(try await store.get(CourseIndex.key)) else {
+                report.warnings.append("\(store.location)/\(CourseIndex.key) is not a coursepack course index: left as it is")
+                return
+            }
+            report.index = store.location + "/" + CourseIndex.key
+            guard index.courses[local.courseID] != entry else { return }
+            index.courses[local.courseID] = entry
+            let data = index.encoded()
+            let metadata = ObjectMetadata(
+                contentType: "application/json", cacheControl: options.cacheControlManifest, size: UInt64(data.count), sha256: SHA256Hex.of(data))
+            try await store.put(CourseIndex.key, data: data, metadata: metadata)
+            report.writes.append("PUT \(CourseIndex.key)")
+        } catch {
+            throw .store(error, changedTarget: true)
         }
     }
 
@@ -306,15 +396,21 @@ public struct Publisher: Sendable {
         var entries = manifest.blocks.compactMap { block in block.archive.map { ($0, block.size, block.sha256) } }
         if let runtime = manifest.runtime { entries.append((runtime.archive, runtime.size, runtime.sha256)) }
         if let search = manifest.search { entries.append((search.archive, search.size, search.sha256)) }
+        let source = LocalFolder(root: folder)
         for (key, size, sha256) in entries where seen.insert(key).inserted {
-            let path = folder + "/" + key
-            guard PublishKeys.isSafe(key), let size, let sha256 else {
-                throw .local(path: folder + "/manifest.json", reason: "\(key): not a publishable archive entry (unsafe path, or no size or sha256)")
+            // Exactly `type/name.zip`: an archive key can never reach another course's folder,
+            // the manifest, the record or the index.
+            guard ArchivePath.isWellFormed(key), let size, let sha256 else {
+                throw .local(path: folder + "/manifest.json", reason: "\(key): not a publishable archive entry (not type/name.zip, or no size or sha256)")
             }
-            var info = stat()
-            guard stat(path, &info) == 0 else { throw .local(path: path, reason: "missing; the manifest names it (run coursepack verify)") }
-            guard UInt64(info.st_size) == size else {
-                throw .local(path: path, reason: "is \(info.st_size) bytes, the manifest says \(size) (run coursepack verify)")
+            let opened: OpenedFile
+            do {
+                opened = try source.open(key)
+            } catch {
+                throw .local(path: error.path, reason: error.reason)
+            }
+            guard opened.size == size else {
+                throw .local(path: opened.path, reason: "is \(opened.size) bytes, the manifest says \(size) (run coursepack verify)")
             }
             files.append(LocalFile(key: key, size: size, sha256: sha256))
         }

@@ -74,13 +74,15 @@ public struct S3Store: ObjectStore {
         return response.status == 404 ? nil : response.body
     }
 
-    public func put(_ key: String, file path: String, metadata: ObjectMetadata) async throws(StoreError) {
+    public func put(_ key: String, file: OpenedFile, metadata: ObjectMetadata) async throws(StoreError) {
         if metadata.size > configuration.multipartThreshold {
-            try await putInParts(key, file: path, metadata: metadata)
+            try await putInParts(key, file: file, metadata: metadata)
             return
         }
+        // The descriptor's own path: the upload reads the file opened, not what its name is now.
+        // The payload hash signed is the manifest's, so S3 refuses other bytes.
         _ = try await send(
-            "PUT", key: key, headers: Self.objectHeaders(metadata), body: .file(path, size: metadata.size),
+            "PUT", key: key, headers: Self.objectHeaders(metadata), body: .file(file.descriptorPath, size: metadata.size),
             payloadHash: metadata.sha256, operation: "PUT \(key)")
     }
 
@@ -111,29 +113,20 @@ public struct S3Store: ObjectStore {
 
     // MARK: Multipart
 
-    private func putInParts(_ key: String, file path: String, metadata: ObjectMetadata) async throws(StoreError) {
+    private func putInParts(_ key: String, file: OpenedFile, metadata: ObjectMetadata) async throws(StoreError) {
         let started = try await send(
             "POST", key: key, query: [("uploads", "")], headers: Self.objectHeaders(metadata), operation: "start multipart upload of \(key)")
         guard let uploadID = Self.xmlValue("UploadId", in: started.body) else {
             throw .http(location: location, operation: "start multipart upload of \(key)", status: started.status, code: "", message: "no UploadId in the answer")
         }
         do {
-            guard let input = FileHandle(forReadingAtPath: path) else { throw StoreError.file(path: path, reason: "cannot be read") }
-            defer { try? input.close() }
             var parts: [String] = []
             var offset: UInt64 = 0
             var number = 1
             while offset < metadata.size {
                 // One part in memory at a time: memory stays bounded whatever the file's size.
                 let length = Int(min(configuration.partSize, metadata.size - offset))
-                let chunk: Data
-                do {
-                    try input.seek(toOffset: offset)
-                    chunk = try input.read(upToCount: length) ?? Data()
-                } catch {
-                    throw StoreError.file(path: path, reason: "cannot be read: \(error.localizedDescription)")
-                }
-                guard chunk.count == length else { throw StoreError.file(path: path, reason: "changed while it was uploaded") }
+                let chunk = try Self.read(file, at: offset, count: length)
                 let hash = SHA256Hex.of(chunk)
                 let answer = try await send(
                     "PUT", key: key, query: [("partNumber", String(number)), ("uploadId", uploadID)], body: .data(chunk), payloadHash: hash,
@@ -153,8 +146,29 @@ public struct S3Store: ObjectStore {
             }
         } catch {
             _ = try? await send("DELETE", key: key, query: [("uploadId", uploadID)], operation: "abort multipart upload of \(key)", acceptNotFound: true)
-            throw error as? StoreError ?? .file(path: path, reason: "\(error)")
+            throw error as? StoreError ?? .file(path: file.path, reason: "\(error)")
         }
+    }
+
+    private static func read(_ file: OpenedFile, at offset: UInt64, count: Int) throws(StoreError) -> Data {
+        var chunk = Data(count: count)
+        var done = 0
+        var failure: FileError?
+        while done < count, failure == nil {
+            let read = chunk.withUnsafeMutableBytes { (raw: UnsafeMutableRawBufferPointer) -> Int in
+                do throws(FileError) {
+                    return try file.read(at: offset + UInt64(done), into: UnsafeMutableRawBufferPointer(rebasing: raw[done..<raw.count]))
+                } catch {
+                    failure = error
+                    return 0
+                }
+            }
+            if read == 0 { break }
+            done += read
+        }
+        if let failure { throw .file(path: failure.path, reason: "cannot be read: \(String(cString: strerror(failure.errno)))") }
+        guard done == count else { throw .file(path: file.path, reason: "changed while it was uploaded") }
+        return chunk
     }
 
     // MARK: Requests

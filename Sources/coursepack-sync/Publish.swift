@@ -11,8 +11,10 @@ struct Publish: AsyncParsableCommand {
             the shared credentials and config files (AWS_SHARED_CREDENTIALS_FILE, AWS_CONFIG_FILE, \
             ~/.aws/) for --profile or AWS_PROFILE; never from a flag. Exit codes: 0 published; 1 the \
             publish stopped after it had started writing (the previous publish is still served, \
-            complete); 2 bad usage, an unusable folder, refused credentials or a missing bucket \
-            (nothing changed).
+            complete); 2 bad usage, an unusable folder (a symbolic link, FIFO or device among the \
+            files it would upload), another course's manifest in the way, refused credentials or a \
+            missing bucket (nothing changed). Each course goes into its own folder of the target \
+            (printed, and recorded in the target's courses.json); --flat publishes at the target itself.
             """)
 
     @Argument(help: "The built folder (holding manifest.json).")
@@ -35,6 +37,9 @@ struct Publish: AsyncParsableCommand {
 
     @Option(name: .customLong("keep-removed"), help: "How long archives of removed blocks stay downloadable: 24h, 30m, 90s, 2d.")
     var keepRemoved = "24h"
+
+    @Flag(name: .long, help: "Publish at the target itself instead of in the course's own folder of it (for clients already pointed there); another course's manifest there is never replaced.")
+    var flat = false
 
     @Option(name: .long, help: "Uploads in flight at once.")
     var jobs = 4
@@ -80,7 +85,7 @@ struct Publish: AsyncParsableCommand {
         }
         let options = PublishOptions(
             keepRemoved: PublishTarget.duration(keepRemoved) ?? 86400, jobs: jobs, dryRun: dryRun,
-            cacheControlManifest: cacheControlManifest, cacheControlArchives: cacheControlArchives)
+            cacheControlManifest: cacheControlManifest, cacheControlArchives: cacheControlArchives, layout: flat ? .flat : .perCourse)
         let outcome: PublishReport
         do {
             outcome = try await Publisher(folder: folder, store: store, options: options).publish()
@@ -102,6 +107,8 @@ struct Publish: AsyncParsableCommand {
         }
         for key in outcome.deleted { print("\(dryRun ? "delete  " : "deleted ")  \(key)") }
         for item in outcome.scheduledDeletions { print("keep      \(item.key)  until \(item.deleteAfter)") }
+        for warning in outcome.warnings { printError("warning: \(warning)") }
+        print("coursepack: \(outcome.courseID): manifest at \(outcome.manifest)")
         print("coursepack: \(dryRun ? "dry run, " : "")\(outcome.target): \(verb) \(outcome.uploads.count) archives (\(outcome.uploads.reduce(0) { $0 + $1.bytes }) bytes), \(outcome.unchanged) unchanged, manifest \(outcome.manifestUploaded ? (dryRun ? "would be replaced" : "replaced") : "unchanged"), \(outcome.deleted.count) deleted, \(outcome.scheduledDeletions.count) kept for the grace period, in \(String(format: "%.2f", outcome.seconds)) s")
     }
 }

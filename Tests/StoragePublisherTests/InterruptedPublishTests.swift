@@ -33,9 +33,9 @@ struct InterruptedPublishTests {
 
         func head(_ key: String) async throws(StoreError) -> StoredObject? { try await inner.head(key) }
         func get(_ key: String) async throws(StoreError) -> Data? { try await inner.get(key) }
-        func put(_ key: String, file path: String, metadata: ObjectMetadata) async throws(StoreError) {
+        func put(_ key: String, file: OpenedFile, metadata: ObjectMetadata) async throws(StoreError) {
             try allow()
-            try await inner.put(key, file: path, metadata: metadata)
+            try await inner.put(key, file: file, metadata: metadata)
         }
         func put(_ key: String, data: Data, metadata: ObjectMetadata) async throws(StoreError) {
             try allow()
@@ -93,15 +93,18 @@ struct InterruptedPublishTests {
         var stopped = 0
         // Every stopping point of B, up to the first limit at which B completes.
         for limit in 0..<64 where stopped == limit {
-            let target = root + "/target-\(limit)"
-            #expect(await Self.publish(root + "/out-a", to: target))
+            let store = root + "/target-\(limit)"
+            // The course's own folder of the target, and after it the index at the root.
+            let target = store + "/" + CourseFolder.name(for: expected.courseID)
+            #expect(await Self.publish(root + "/out-a", to: store))
             // B stops after `limit` writes, then A after half as many, then B runs to the end.
-            if !(await Self.publish(root + "/out-b", to: target, stoppingAfter: limit)) { stopped += 1 }
+            if !(await Self.publish(root + "/out-b", to: store, stoppingAfter: limit)) { stopped += 1 }
             #expect(try Self.problems(in: target).isEmpty, "B stopped after \(limit) writes")
-            _ = await Self.publish(root + "/out-a", to: target, stoppingAfter: limit / 2)
+            _ = await Self.publish(root + "/out-a", to: store, stoppingAfter: limit / 2)
             #expect(try Self.problems(in: target).isEmpty, "A stopped after \(limit / 2) writes")
-            #expect(await Self.publish(root + "/out-b", to: target))
+            #expect(await Self.publish(root + "/out-b", to: store))
             #expect(try ManifestFile.read(target + "/manifest.json") == expected)
+            #expect(try JSONDecoder().decode(CourseIndex.self, from: Data(TestSupport.read(store + "/" + CourseIndex.key))).courses[expected.courseID]?.publishedAt == expected.publishedAt)
             let files = Set(TestSupport.files(under: target).filter { !$0.hasSuffix("manifest.json") && !$0.hasSuffix(PublishRecord.key) })
             #expect(files == expectedFiles, "after stopping at \(limit): left \(files.subtracting(expectedFiles).sorted()), missing \(expectedFiles.subtracting(files).sorted())")
         }

@@ -61,7 +61,10 @@ struct PublishToS3Tests {
         ["publish", folder, "--to", "s3://\(moto.bucket)/\(prefix)", "--endpoint-url", moto.endpoint, "--path-style"] + extra
     }
 
-    static func store(_ moto: MotoServer, prefix: String = "c101") -> S3Store {
+    /// The example course's own folder of the target: each course goes into one (flat with --flat).
+    static let courseFolder = CourseFolder.name(for: "course-v1:CoursepackX+CP101+2026")
+
+    static func store(_ moto: MotoServer, prefix: String = "c101/" + courseFolder) -> S3Store {
         S3Store(configuration: .init(
             bucket: moto.bucket, prefix: prefix, region: "us-east-1",
             credentials: AWSCredentials(accessKeyID: moto.accessKey, secretAccessKey: moto.secretKey),
@@ -124,13 +127,15 @@ struct PublishToS3Tests {
         let first = try Self.coursepack(Self.publishArguments(out, moto, ["--jobs", "1", "--report", out + ".report.json"]), environment: Self.credentials(moto))
         #expect(first.status == 0, "\(first.stderr)")
         let firstWrites = moto.writes()
-        let prefix = "PUT /\(moto.bucket)/c101/"
+        let prefix = "PUT /\(moto.bucket)/c101/\(Self.courseFolder)/"
         let uploadedArchives = firstWrites.filter { $0.hasPrefix(prefix) && $0.hasSuffix(".zip") }.map { String($0.dropFirst(prefix.count)) }
         #expect(Set(uploadedArchives) == expected)
         #expect(uploadedArchives.count == expected.count)
-        // The manifest is the last archive-or-manifest write, after every archive.
-        let order = firstWrites.filter { !$0.contains(PublishRecord.key) }
-        #expect(order.last == "PUT /\(moto.bucket)/c101/manifest.json")
+        // The manifest is the last archive-or-manifest write, after every archive; the index at
+        // the target's root comes after it.
+        let order = firstWrites.filter { !$0.contains(PublishRecord.key) && !$0.contains(CourseIndex.key) }
+        #expect(order.last == "\(prefix)manifest.json")
+        #expect(firstWrites.last == "PUT /\(moto.bucket)/c101/\(CourseIndex.key)")
         #expect(order.filter { $0.hasSuffix("manifest.json") }.count == 1)
         // Cross-checked with the server's objects: size and stored sha256 as the manifest says.
         let store = Self.store(moto)
@@ -157,7 +162,8 @@ struct PublishToS3Tests {
         #expect(edited.status == 0, "\(edited.stderr)")
         let log = moto.requests()
         print("request log of the one-edit republish:\n" + log.joined(separator: "\n"))
-        let writes = moto.writes().filter { !$0.contains(PublishRecord.key) }
+        let writes = moto.writes().filter { !$0.contains(PublishRecord.key) && !$0.contains(CourseIndex.key) }
+        let c101 = "/\(moto.bucket)/c101/\(Self.courseFolder)"
         let newLocal = try #require(try ManifestFile.read(out + "/manifest.json"))
         let sha = try #require(newLocal.blocks.first { $0.archive == "html/welcome_page.zip" }?.sha256)
         // One archive uploaded, beside the live one, and the new search index (named by its
@@ -165,11 +171,11 @@ struct PublishToS3Tests {
         // archive to its own name; then the final manifest.
         let search = try #require(newLocal.search?.archive)
         #expect(writes == [
-            "PUT /\(moto.bucket)/c101/html/.welcome_page.zip.staged-\(sha.prefix(16))",
-            "PUT /\(moto.bucket)/c101/\(search)",
-            "PUT /\(moto.bucket)/c101/manifest.json",
-            "PUT /\(moto.bucket)/c101/html/welcome_page.zip <- /\(moto.bucket)/c101/html/.welcome_page.zip.staged-\(sha.prefix(16))",
-            "PUT /\(moto.bucket)/c101/manifest.json",
+            "PUT \(c101)/html/.welcome_page.zip.staged-\(sha.prefix(16))",
+            "PUT \(c101)/\(search)",
+            "PUT \(c101)/manifest.json",
+            "PUT \(c101)/html/welcome_page.zip <- \(c101)/html/.welcome_page.zip.staged-\(sha.prefix(16))",
+            "PUT \(c101)/manifest.json",
         ])
         #expect(try await store.head("html/welcome_page.zip") == StoredObject(size: try #require(newLocal.blocks.first { $0.archive == "html/welcome_page.zip" }?.size), sha256: sha))
         #expect(try await Self.remoteProblems(store).isEmpty)
@@ -206,7 +212,7 @@ struct PublishToS3Tests {
         moto.clearLog()
         let later = try Self.coursepack(Self.publishArguments(out, moto, ["--keep-removed", "3s"]), environment: Self.credentials(moto))
         #expect(later.status == 0, "\(later.stderr)")
-        #expect(moto.writes().contains("DELETE /\(moto.bucket)/c101/html/handout_page.zip"))
+        #expect(moto.writes().contains("DELETE /\(moto.bucket)/c101/\(Self.courseFolder)/html/handout_page.zip"))
         #expect(try await store.head("html/handout_page.zip") == nil)
         let after = try JSONDecoder().decode(PublishRecord.self, from: try #require(try await store.get(PublishRecord.key)))
         #expect(after.removed.isEmpty && after.pending.isEmpty)
@@ -311,7 +317,7 @@ struct PublishToS3Tests {
         #expect(writes.count == 4, "\(writes)")
         #expect(writes.first?.hasSuffix("big.zip?uploads=") == true, "\(writes)")
         #expect(writes.filter { $0.contains("partNumber=") }.count == 2)
-        let store = Self.store(moto, prefix: "big")
+        let store = Self.store(moto, prefix: "big/" + CourseFolder.name(for: "course-v1:X+Y+Z"))
         #expect(try await store.head("html/big.zip") == StoredObject(size: UInt64(bytes.count), sha256: sha))
         #expect(try await Self.remoteProblems(store).isEmpty)
     }
@@ -322,7 +328,7 @@ struct PublishToS3Tests {
         let (_, out) = try Self.builtCourse("publish-sync")
         #expect(try Self.coursepack(Self.publishArguments(out, moto), environment: Self.credentials(moto)).status == 0)
         let device = TestSupport.temporaryFolder("publish-device")
-        let sync = try Self.coursepack(["sync", "\(moto.endpoint)/\(moto.bucket)/c101", "--to", device])
+        let sync = try Self.coursepack(["sync", "\(moto.endpoint)/\(moto.bucket)/c101/\(Self.courseFolder)", "--to", device])
         #expect(sync.status == 0, "\(sync.stderr)")
         let local = try #require(try ManifestFile.read(out + "/manifest.json"))
         for block in local.blocks where block.archive != nil {

@@ -67,8 +67,13 @@ def test_recipe_builds_publishes_and_summarises(recipe, tmp_path):
 
     first = run_recipe(variables, scripts, str(workdir), target)
     assert all(status == 0 for status, _, _ in first), first
-    manifest = json.load(open(os.path.join(target, "manifest.json")))
+    # publish puts the course into its own folder of the target and reports where.
+    published = json.load(open(workdir / "publish-report.json"))["manifest"]
+    assert os.path.dirname(published) == os.path.join(target, "course-v1_3AOpenedX_2BDemoX_2BDemoCourse-bad7ea59")
+    manifest = json.load(open(published))
     assert manifest["course_id"] == "course-v1:OpenedX+DemoX+DemoCourse"
+    assert json.load(open(os.path.join(target, "courses.json")))["courses"][manifest["course_id"]]["manifest"] == \
+        os.path.relpath(published, target)
     report = json.load(open(workdir / "build-report.json"))
     assert report["counts"]["built"] > 250
     summary = (workdir / "summary.md").read_text() if recipe == "github" else first[-1][1]

@@ -2,12 +2,15 @@ from django.db import models
 
 
 class CoursepackRun(models.Model):
-    """One build (and publish) of a course's offline bundles: what an operator checks in the
-    admin to see the last result."""
+    """One attempt to build (and publish) a course's offline bundles: what an operator checks in
+    the admin. A failed or timed-out attempt has its own record (with its message and attempt
+    number) before it is retried, so repeated failures stay visible."""
 
     SUCCEEDED = "succeeded"
     PARTIAL = "partial"
     FAILED = "failed"
+    # Killed after BUILD_TIMEOUT_SECONDS or PUBLISH_TIMEOUT_SECONDS.
+    TIMEOUT = "timeout"
 
     course_id = models.CharField(max_length=255, db_index=True)
     trigger = models.CharField(max_length=32)
@@ -17,6 +20,8 @@ class CoursepackRun(models.Model):
     counts = models.JSONField(default=dict)
     failed_blocks = models.JSONField(default=list)
     message = models.TextField(blank=True)
+    # Where the course's manifest was published: its own folder of PUBLISH_TARGET.
+    manifest = models.CharField(max_length=1024, blank=True, default="")
     attempts = models.PositiveIntegerField(default=1)
     started_at = models.DateTimeField()
     finished_at = models.DateTimeField()

@@ -6,6 +6,7 @@ import logging
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
@@ -17,8 +18,24 @@ from .conf import setting
 log = logging.getLogger("coursepack")
 
 
-class CannotBuild(Exception):
+class BuildFailed(Exception):
+    """An attempt that did not end with the course published: recorded, then retried."""
+
+    status = "failed"
+
+
+class CannotBuild(BuildFailed):
     """Nothing was built or published (export failed, bad input: exit 2); worth retrying."""
+
+
+class PublishFailed(BuildFailed):
+    """`coursepack publish` did not finish: clients still get the previous publish, complete."""
+
+
+class TimedOut(BuildFailed):
+    """A coursepack run passed its timeout and was killed, with every process it started."""
+
+    status = "timeout"
 
 
 @dataclass
@@ -29,6 +46,8 @@ class Outcome:
     failed_blocks: list = field(default_factory=list)
     publish_counts: dict = field(default_factory=dict)
     message: str = ""
+    # Where the course's manifest went (the course's own folder of PUBLISH_TARGET).
+    manifest: str = ""
 
     @property
     def status(self):
@@ -46,8 +65,29 @@ def course_folder(course_id):
 
 
 def run(arguments, timeout):
+    """Runs coursepack in its own process group, so that a timeout kills it and everything it
+    started: subprocess.run would kill only the first process, and then wait for the pipes that
+    its children still hold open. coursepack is crash-safe and its lock (flock) goes with it."""
     log.debug("coursepack: running %s", " ".join(arguments))
-    return subprocess.run(arguments, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    process = subprocess.Popen(arguments, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                               text=True, start_new_session=True)
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_group(process)
+        raise TimedOut(f"coursepack {arguments[1]} timed out after {timeout} s and was killed") from None
+    except BaseException:
+        kill_group(process)
+        raise
+    return subprocess.CompletedProcess(arguments, process.returncode, stdout, stderr)
+
+
+def kill_group(process):
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.communicate()
 
 
 def read_json(path):
@@ -114,12 +154,17 @@ def build_and_publish(course_id):
                     arguments += ["--path-style"]
             if setting("AWS_PROFILE"):
                 arguments += ["--profile", setting("AWS_PROFILE")]
+            if os.path.exists(publish_report):
+                os.unlink(publish_report)  # a report left by an earlier run must not pass for this one's
             publishing = run(arguments, setting("PUBLISH_TIMEOUT_SECONDS"))
             outcome.publish_exit = publishing.returncode
-            outcome.publish_counts = publish_counts(read_json(publish_report))
-            if publishing.returncode == 2:
-                raise CannotBuild(f"coursepack publish exited 2: {publishing.stderr.strip()[-2000:]}")
-            log.info("coursepack: %s: published to %s (exit %s): %s", course_id, target, publishing.returncode,
+            report = read_json(publish_report)
+            outcome.publish_counts = publish_counts(report)
+            outcome.manifest = report.get("manifest", "")
+            if publishing.returncode != 0:
+                raise PublishFailed(f"coursepack publish exited {publishing.returncode}: {publishing.stderr.strip()[-2000:]}")
+            # Each course goes into its own folder of the target; its manifest is there.
+            log.info("coursepack: %s: published to %s (exit %s): %s", course_id, outcome.manifest or target, publishing.returncode,
                      ", ".join(f"{value} {name}" for name, value in sorted(outcome.publish_counts.items())))
         return outcome
     finally:

@@ -7,30 +7,37 @@ from django.utils import timezone
 
 from .conf import setting
 from .models import CoursepackRun
-from .runner import CannotBuild, build_and_publish
+from .runner import BuildFailed, build_and_publish
 
 log = logging.getLogger("coursepack")
 
 
 @shared_task(bind=True, name="coursepack_openedx.build_course")
 def build_course(self, course_id, trigger="manual"):
+    """One attempt. A failed one (export error, exit 2, a publish that did not finish, a
+    timeout) is recorded as its own CoursepackRun, then retried through Celery (`self.retry`,
+    so the broker holds the retry and any worker may run it) after RETRY_BACKOFF_SECONDS × 2^n,
+    MAX_RETRIES times."""
     started = timezone.now()
     attempt = self.request.retries + 1
     try:
         outcome = build_and_publish(course_id)
-    except CannotBuild as error:
-        if self.request.retries < setting("MAX_RETRIES"):
-            delay = setting("RETRY_BACKOFF_SECONDS") * 2 ** self.request.retries
-            log.warning("coursepack: %s: attempt %s failed, retrying in %s s: %s", course_id, attempt, delay, error)
-            raise self.retry(exc=error, countdown=delay)
-        log.error("coursepack: %s: giving up after %s attempts: %s", course_id, attempt, error)
+    except (BuildFailed, OSError) as error:  # OSError: the binary is missing or cannot run
+        status = getattr(error, "status", CoursepackRun.FAILED)
         CoursepackRun.objects.create(
-            course_id=course_id, trigger=trigger, status=CoursepackRun.FAILED, message=str(error),
-            attempts=attempt, started_at=started, finished_at=timezone.now())
-        return {"course_id": course_id, "status": CoursepackRun.FAILED}
+            course_id=course_id, trigger=trigger, status=status, message=str(error), attempts=attempt,
+            started_at=started, finished_at=timezone.now())
+        retries = setting("MAX_RETRIES")
+        if self.request.retries < retries:
+            delay = setting("RETRY_BACKOFF_SECONDS") * 2 ** self.request.retries
+            log.warning("coursepack: %s: attempt %s %s, retrying in %s s: %s", course_id, attempt, status, delay, error)
+            raise self.retry(exc=error, countdown=delay, max_retries=retries)
+        log.error("coursepack: %s: giving up after %s attempts: %s", course_id, attempt, error)
+        return {"course_id": course_id, "status": status, "attempts": attempt}
     CoursepackRun.objects.create(
         course_id=course_id, trigger=trigger, status=outcome.status, build_exit=outcome.build_exit,
         publish_exit=outcome.publish_exit, counts={"build": outcome.counts, "publish": outcome.publish_counts},
-        failed_blocks=outcome.failed_blocks, attempts=attempt, started_at=started, finished_at=timezone.now())
+        failed_blocks=outcome.failed_blocks, manifest=outcome.manifest, attempts=attempt, started_at=started,
+        finished_at=timezone.now())
     return {"course_id": course_id, "status": outcome.status, "build_exit": outcome.build_exit,
-            "publish_exit": outcome.publish_exit}
+            "publish_exit": outcome.publish_exit, "manifest": outcome.manifest}

@@ -1,10 +1,12 @@
 """The plugin with real openedx-events signals, a real Celery app (eager) and the real coursepack
 binary building the Open edX demo course and publishing it to a folder."""
 
+import hashlib
 import json
 import logging
 import os
 import shutil
+import subprocess
 
 import pytest
 from django.core.cache import cache
@@ -60,6 +62,18 @@ def configured(settings, tmp_path):
     return tmp_path
 
 
+def published_folder(course_id):
+    """The course's folder in the target, as the README documents it (and `publish` makes it):
+    every UTF-8 byte outside A-Z a-z 0-9 - . (and a leading .) as _XX, then - and 8 hex digits of
+    the id's SHA-256 (the whole SHA-256 after the first 100 characters of a longer escaped id)."""
+    def keep(index, byte):
+        char = chr(byte)
+        return char.isascii() and (char.isalnum() or char == "-" or (char == "." and index > 0))
+    escaped = "".join(chr(b) if keep(i, b) else f"_{b:02X}" for i, b in enumerate(course_id.encode()))
+    digest = hashlib.sha256(course_id.encode()).hexdigest()
+    return escaped[:100] + "-" + digest if len(escaped) > 150 else escaped + "-" + digest[:8]
+
+
 def list_courses():
     return [CourseKey.from_string(COURSE_ID)]
 
@@ -81,10 +95,16 @@ def test_a_burst_of_publish_events_becomes_one_build_and_one_publish(configured,
     assert (run.course_id, run.trigger, run.status, run.build_exit, run.publish_exit) == (COURSE_ID, "publish", "succeeded", 0, 0)
     assert run.counts["build"]["built"] > 250
     assert run.counts["publish"]["uploaded"] == 295  # 293 block archives, the runtime and the search index
+    # The course is published into its own folder of the target, recorded on the run and in the
+    # target's courses.json.
     webroot = configured / "webroot"
-    manifest = json.loads((webroot / "manifest.json").read_text())
+    folder = webroot / published_folder(COURSE_ID)
+    assert run.manifest == str(folder / "manifest.json")
+    manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["course_id"] == COURSE_ID
-    assert all((webroot / block["archive"]).is_file() for block in manifest["blocks"] if "archive" in block)
+    assert all((folder / block["archive"]).is_file() for block in manifest["blocks"] if "archive" in block)
+    index = json.loads((webroot / "courses.json").read_text())
+    assert index["courses"][COURSE_ID]["manifest"] == published_folder(COURSE_ID) + "/manifest.json"
     queued = [r.getMessage() for r in caplog.records if "build queued" in r.getMessage()]
     assert queued == [f"coursepack: {COURSE_ID}: publish event, build queued in 30 s"]
     assert any(r.getMessage().startswith(f"coursepack: {COURSE_ID}: built (exit 0)") for r in caplog.records)
@@ -116,12 +136,14 @@ def test_a_failing_export_is_retried_then_given_up_with_a_logged_error(configure
     caplog.set_level(logging.INFO, logger="coursepack")
     publish_event("x")
     assert exports == [COURSE_ID] * 3  # the first attempt and two retries
-    run = CoursepackRun.objects.get()
-    assert run.status == "failed" and run.attempts == 3 and "modulestore unavailable" in run.message
+    # One record per attempt: every failure stays visible.
+    runs = list(CoursepackRun.objects.order_by("attempts"))
+    assert [(run.status, run.attempts) for run in runs] == [("failed", 1), ("failed", 2), ("failed", 3)]
+    assert all("modulestore unavailable" in run.message for run in runs)
     errors = [r for r in caplog.records if r.levelno == logging.ERROR]
     assert [r.getMessage() for r in errors] == [
         f"coursepack: {COURSE_ID}: giving up after 3 attempts: export of {COURSE_ID} failed: modulestore unavailable"]
-    assert not (configured / "webroot" / "manifest.json").exists()
+    assert not (configured / "webroot").exists()
 
 
 @pytest.mark.django_db
@@ -138,7 +160,7 @@ def test_a_build_with_a_failed_block_still_publishes_what_succeeded(configured, 
     run = CoursepackRun.objects.get()
     assert (run.status, run.build_exit, run.publish_exit) == ("partial", 1, 0)
     assert run.failed_blocks == [f"block-v1:OpenedX+DemoX+DemoCourse+type@html+block@a01fc100e5e64fc5bbca09daa190cfee"]
-    assert (configured / "webroot" / "manifest.json").is_file()
+    assert (configured / "webroot" / published_folder(COURSE_ID) / "manifest.json").is_file()
     assert any("failed" in r.getMessage() and r.levelno == logging.WARNING for r in caplog.records)
 
 
@@ -192,16 +214,22 @@ def moto(tmp_path, monkeypatch):
 @pytest.mark.django_db
 def test_a_burst_publishes_to_s3_compatible_storage(configured, settings, moto):
     endpoint, s3 = moto
-    settings.COURSEPACK = {**settings.COURSEPACK, "PUBLISH_TARGET": "s3://offline/courses/demo", "ENDPOINT_URL": endpoint}
+    # Eager tasks run inside publish_event: a window longer than any build here keeps the burst one
+    # build even when a loaded machine takes minutes over it.
+    settings.COURSEPACK = {**settings.COURSEPACK, "PUBLISH_TARGET": "s3://offline/courses/demo", "ENDPOINT_URL": endpoint,
+                           "DEBOUNCE_SECONDS": 3600}
     for number in range(5):
         publish_event(f"s3-{number}")
     run = CoursepackRun.objects.get()
     assert (run.status, run.build_exit, run.publish_exit) == ("succeeded", 0, 0)
     keys = {item["Key"] for page in s3.get_paginator("list_objects_v2").paginate(Bucket="offline") for item in page.get("Contents", [])}
-    manifest = json.loads(s3.get_object(Bucket="offline", Key="courses/demo/manifest.json")["Body"].read())
-    named = {"courses/demo/" + block["archive"] for block in manifest["blocks"] if "archive" in block}
+    prefix = f"courses/demo/{published_folder(COURSE_ID)}/"
+    assert run.manifest == f"s3://offline/{prefix}manifest.json"
+    manifest = json.loads(s3.get_object(Bucket="offline", Key=prefix + "manifest.json")["Body"].read())
+    named = {prefix + block["archive"] for block in manifest["blocks"] if "archive" in block}
     assert named and named <= keys
-    assert "courses/demo/" + manifest["runtime"]["archive"] in keys
+    assert prefix + manifest["runtime"]["archive"] in keys
+    assert "courses/demo/courses.json" in keys
 
 
 def test_the_plugin_is_registered_for_studio():
@@ -216,3 +244,228 @@ def test_the_plugin_is_registered_for_studio():
     }
     names = [e.value for e in entry_points(group="cms.djangoapp") if e.name == "coursepack"]
     assert names == ["coursepack_openedx.apps:CoursepackConfig"], "pip install -e integrations/openedx registers it"
+
+
+def hanging_binary(tmp_path, before_hang=""):
+    """A BINARY that hangs (with a child, as a wrapper script would have) and writes the ids of
+    both to a file, so the test can check that a timeout left neither running."""
+    pids = tmp_path / "pids"
+    script = tmp_path / "hanging-coursepack"
+    script.write_text(f"""#!/bin/sh
+echo $$ >> {pids}
+{before_hang}
+sleep 300 &
+echo $! >> {pids}
+wait
+""")
+    script.chmod(0o755)
+    return str(script), pids
+
+
+def running(pid):
+    """True while the process exists and is not a zombie waiting for its parent."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
+        return False
+
+
+def wait_until(condition, seconds, what):
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.1)
+    pytest.fail(f"{what}: not within {seconds} s")
+
+
+@pytest.mark.django_db
+def test_a_build_past_its_timeout_is_killed_recorded_and_retried(configured, settings, tmp_path, caplog):
+    import time
+
+    binary, pids = hanging_binary(tmp_path)
+    settings.COURSEPACK = {**settings.COURSEPACK, "BINARY": binary, "BUILD_TIMEOUT_SECONDS": 1}
+    caplog.set_level(logging.INFO, logger="coursepack")
+    began = time.monotonic()
+    publish_event("timeout")
+    # Three attempts of about a second each: the hanging child did not keep any of them waiting.
+    assert time.monotonic() - began < 30
+    runs = list(CoursepackRun.objects.order_by("attempts"))
+    assert [(run.status, run.attempts) for run in runs] == [("timeout", 1), ("timeout", 2), ("timeout", 3)]
+    assert all(run.message == "coursepack build timed out after 1 s and was killed" for run in runs)
+    started = [int(line) for line in pids.read_text().split()]
+    assert len(started) == 6  # the script and its child, per attempt
+    wait_until(lambda: not any(running(pid) for pid in started), 10, "processes of the timed-out builds still running")
+    assert [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR] == [
+        f"coursepack: {COURSE_ID}: giving up after 3 attempts: coursepack build timed out after 1 s and was killed"]
+    assert not (configured / "webroot").exists()
+
+
+@pytest.mark.django_db
+def test_a_publish_that_times_out_or_fails_is_recorded_and_retried(configured, settings, tmp_path):
+    # A publish that hangs: the build runs for real, the publish step hangs past its timeout.
+    real = coursepack_binary()
+    wrapper = tmp_path / "publish-hangs"
+    wrapper.write_text(f"""#!/bin/sh
+if [ "$1" = publish ]; then sleep 300; fi
+exec {real} "$@"
+""")
+    wrapper.chmod(0o755)
+    settings.COURSEPACK = {**settings.COURSEPACK, "BINARY": str(wrapper), "PUBLISH_TIMEOUT_SECONDS": 1, "MAX_RETRIES": 1}
+    publish_event("publish-timeout")
+    runs = list(CoursepackRun.objects.order_by("attempts"))
+    assert [(run.status, run.attempts, run.message) for run in runs] == [
+        ("timeout", n, "coursepack publish timed out after 1 s and was killed") for n in (1, 2)]
+
+    # A publish that fails (its target is a file): exit 2, recorded and retried as well.
+    CoursepackRun.objects.all().delete()
+    cache.clear()
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    settings.COURSEPACK = {**settings.COURSEPACK, "BINARY": real, "PUBLISH_TARGET": str(blocker / "webroot")}
+    publish_event("publish-fails")
+    runs = list(CoursepackRun.objects.order_by("attempts"))
+    assert [(run.status, run.attempts) for run in runs] == [("failed", 1), ("failed", 2)]
+    assert all(run.message.startswith("coursepack publish exited ") for run in runs)
+
+
+@pytest.mark.django_db
+def test_a_build_killed_mid_way_leaves_no_lock_and_the_retry_publishes(configured, settings, tmp_path, monkeypatch):
+    """The first attempt starts the real build, freezes it mid-way (holding the build folder's
+    lock) and hangs; the timeout kills the whole group. The retry's real build must get the
+    lock and publish a complete course."""
+    real = coursepack_binary()
+    marker = tmp_path / "first-attempt-done"
+    pids = tmp_path / "pids"
+    wrapper = tmp_path / "freezes-once"
+    wrapper.write_text(f"""#!/bin/sh
+if [ "$1" = build ] && [ ! -e {marker} ]; then
+  touch {marker}
+  {real} "$@" &
+  echo $! >> {pids}
+  sleep 0.3
+  kill -STOP $!
+  sleep 300
+fi
+exec {real} "$@"
+""")
+    wrapper.chmod(0o755)
+    settings.COURSEPACK = {**settings.COURSEPACK, "BINARY": str(wrapper), "BUILD_TIMEOUT_SECONDS": 120}
+    # Only the first attempt, the one that hangs, gets a short timeout; the retry has time to build.
+    from coursepack_openedx import runner
+
+    original_run = runner.run
+    short = iter([3])
+
+    def first_build_short(arguments, timeout):
+        return original_run(arguments, next(short, timeout) if arguments[1] == "build" else timeout)
+
+    monkeypatch.setattr(runner, "run", first_build_short)
+    publish_event("killed")
+    runs = list(CoursepackRun.objects.order_by("attempts"))
+    assert [(run.status, run.attempts) for run in runs] == [("timeout", 1), ("succeeded", 2)], [r.message for r in runs]
+    frozen = int(pids.read_text().split()[0])
+    wait_until(lambda: not running(frozen), 10, "the frozen build is still there")
+    folder = configured / "webroot" / published_folder(COURSE_ID)
+    verify = subprocess.run([coursepack_binary(), "verify", str(folder)], capture_output=True, text=True)
+    assert verify.returncode == 0, verify.stderr
+
+
+@pytest.mark.django_db
+def test_the_admin_lists_every_attempt_with_status_and_message(configured, settings, tmp_path, client):
+    from django.contrib.auth.models import User
+
+    binary, _ = hanging_binary(tmp_path)
+    settings.COURSEPACK = {**settings.COURSEPACK, "BINARY": binary, "BUILD_TIMEOUT_SECONDS": 1, "MAX_RETRIES": 1}
+    publish_event("admin")
+    client.force_login(User.objects.create_superuser("admin", "admin@example.org", "x"))
+    page = client.get("/admin/coursepack_openedx/coursepackrun/").content.decode()
+    assert page.count("coursepack build timed out after 1 s and was killed") == 2
+    assert page.count('class="field-status">timeout<') == 2
+    assert page.count('class="field-attempts">1<') == 1 and page.count('class="field-attempts">2<') == 1
+
+
+@pytest.fixture
+def redis_broker():
+    """A real redis-server (Debian's) on a free loopback port, started and stopped by the test."""
+    import socket
+    import time
+
+    binary = shutil.which("redis-server")
+    if not binary:
+        pytest.fail("redis-server is needed (apt-get install redis-server; scripts/ensure-deps.sh --test installs it)")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(100):
+        with socket.socket() as attempt:
+            if attempt.connect_ex(("127.0.0.1", port)) == 0:
+                break
+        time.sleep(0.05)
+    else:
+        server.kill()
+        pytest.fail(f"redis-server did not listen on 127.0.0.1:{port}")
+    yield f"redis://127.0.0.1:{port}/0"
+    server.terminate()
+    server.wait(timeout=10)
+
+
+def reset_broker_pools(app):
+    if app._pool is not None:
+        app._pool.force_close_all()
+        app._pool = None
+    app.amqp._producer_pool = None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_retries_go_through_a_real_worker_and_broker(configured, settings, tmp_path, redis_broker):
+    """Not eager: the task goes to redis, a real worker takes it, and each `self.retry` goes
+    back through redis with its countdown before the worker runs the next attempt."""
+    from celery.contrib.testing.worker import start_worker
+    from celery.signals import task_received, task_retry
+
+    from coursepack_openedx.tasks import build_course
+
+    from .conftest import app
+
+    binary, pids = hanging_binary(tmp_path)
+    settings.COURSEPACK = {**settings.COURSEPACK, "BINARY": binary, "BUILD_TIMEOUT_SECONDS": 1,
+                           "MAX_RETRIES": 2, "RETRY_BACKOFF_SECONDS": 0.5}
+    received, retried = [], []
+
+    def on_received(request=None, **kwargs):
+        received.append(request.id)
+
+    def on_retry(request=None, **kwargs):
+        retried.append(request.retries)
+
+    task_received.connect(on_received, weak=False)
+    task_retry.connect(on_retry, weak=False)
+    saved = {name: app.conf[name] for name in ("broker_url", "task_always_eager")}
+    app.conf.update(broker_url=redis_broker, task_always_eager=False)
+    reset_broker_pools(app)  # connections made for another broker URL must not be reused
+    try:
+        with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=30, loglevel="WARNING"):
+            build_course.delay(COURSE_ID, "publish")
+            wait_until(lambda: CoursepackRun.objects.count() == 3, 60, "three recorded attempts")
+            wait_until(lambda: len(received) == 3, 10, "three deliveries")
+    finally:
+        app.conf.update(saved)
+        reset_broker_pools(app)
+        task_received.disconnect(on_received)
+        task_retry.disconnect(on_retry)
+    runs = list(CoursepackRun.objects.order_by("attempts"))
+    assert [(run.status, run.attempts) for run in runs] == [("timeout", 1), ("timeout", 2), ("timeout", 3)]
+    # The first message and two retries, each delivered by the broker to the worker.
+    assert len(received) == 3 and len(set(received)) == 1
+    assert retried == [0, 1]
+    # Backoff: 0.5 s, then 1 s between the end of one attempt and the start of the next.
+    gaps = [(later.started_at - earlier.finished_at).total_seconds() for earlier, later in zip(runs, runs[1:])]
+    assert gaps[0] >= 0.4 and gaps[1] >= 0.9, gaps
+    started = [int(line) for line in pids.read_text().split()]
+    wait_until(lambda: not any(running(pid) for pid in started), 10, "processes of the timed-out builds still running")
