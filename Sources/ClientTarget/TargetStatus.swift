@@ -103,7 +103,9 @@ extension ClientTarget {
         guard let archive = block.archive, let folder = ArchivePath.installFolder(of: archive) else { return nil }
         var info = stat()
         guard stat(courseRoot + "/" + folder, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else { return .missing }
-        let inventory = BlockInventory.read(BlockInventory.path(stateFolder: courseRoot + "/" + stateFolderName, blockFolder: folder))
-        return inventory?.damage(in: courseRoot + "/" + folder, readingBytes: readingBytes).map(Damage.damaged)
+        return BlockInventory.damage(
+            courseRoot: courseRoot, stateFolder: courseRoot + "/" + stateFolderName, blockFolder: folder, archiveSHA256: block.sha256,
+            readingBytes: readingBytes
+        ).map(Damage.damaged)
     }
 }
