@@ -189,7 +189,8 @@ public struct BlockInventory: Sendable, Equatable {
             }
             guard crc.value == file.crc32 else { return "\(file.name) does not hold the bytes it was installed with" }
         }
-        return extraEntry(in: folder).map { "\($0) was not installed with it" }
+        // Escaped: a name holding a newline or a terminal escape cannot forge a line of a report.
+        return extraEntry(in: folder).map { "\(Self.encode($0)) was not installed with it" }
     }
 
     /// The first file, link or folder under `folder` that the inventory does not account for.
