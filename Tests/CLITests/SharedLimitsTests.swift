@@ -85,7 +85,7 @@ import TestSupport
 
     /// Many entries each within the ratio (thanks to the allowance), a bomb together.
     @Test func manyEntriesEachWithinTheRatioButABombTogetherAreRefused() throws {
-        let files = Dictionary(uniqueKeysWithValues: (0..<12).map { ("part\($0).txt", UInt64(60 << 10)) })
+        let files = Dictionary(uniqueKeysWithValues: (0..<60).map { ("part\($0).txt", UInt64(60 << 10)) })
         try expectRefused(files, mentioning: ["entries claim"])
     }
 
