@@ -5,6 +5,9 @@ struct StagedBlock: Sendable {
     var folder: String
     /// The archive's, which keys its inventory.
     var sha256: String
+    /// Whether this sync wrote its inventory (rather than finding the same archive's there),
+    /// and so removes it when the block is not installed.
+    var ownsInventory: Bool
     /// `<parent>/.<name>.new-<pid>-<n>`, beside `final`.
     var staging: String
     /// `TARGET/<type>/<name>`.

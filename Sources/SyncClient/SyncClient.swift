@@ -286,6 +286,9 @@ public struct SyncClient: Sendable {
         }
         guard budget.reserve(unpacked) else { return .failure(.unpackBudget(archive: archive, limit: budget.limit)) }
         let perFile = options.durability == .perFile
+        let inventory = BlockInventory.path(stateFolder: stateFolder, blockFolder: folder, archiveSHA256: sha)
+        // The same archive's inventory is there when its folder went missing: it stays theirs.
+        let ownsInventory = access(inventory, F_OK) != 0
         do {
             try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
             // Synced before the swap (file by file here, or all at once in `swapIn`): a power
@@ -294,8 +297,7 @@ public struct SyncClient: Sendable {
             try reader.extract(into: staging, synced: perFile)
             // What the folder holds, so a later sync can tell a damaged install from a good one.
             // Beside the installed version's inventory, which stays until a local manifest names this archive.
-            try BlockInventory(entries: reader.entries, archiveSHA256: sha)
-                .write(to: BlockInventory.path(stateFolder: stateFolder, blockFolder: folder, archiveSHA256: sha), synced: perFile)
+            try BlockInventory(entries: reader.entries, archiveSHA256: sha).write(to: inventory, synced: perFile)
         } catch {
             budget.release(unpacked)
             ZipReader.removeTree(staging)
@@ -306,8 +308,8 @@ public struct SyncClient: Sendable {
         // write it to the disk for nothing.
         unlink(partial)
         return .success(StagedBlock(
-            usageID: block.usageID, folder: folder, sha256: sha, staging: staging, final: options.target + "/" + folder, parent: parent, name: name,
-            transferred: fetched.transferred))
+            usageID: block.usageID, folder: folder, sha256: sha, ownsInventory: ownsInventory, staging: staging,
+            final: options.target + "/" + folder, parent: parent, name: name, transferred: fetched.transferred))
     }
 
     /// Blocks, or archive bytes, unpacked before they are swapped in together.
@@ -358,7 +360,7 @@ public struct SyncClient: Sendable {
             } else {
                 ZipReader.removeTree(block.final)
             }
-            unlink(BlockInventory.path(stateFolder: stateFolder, blockFolder: block.folder, archiveSHA256: block.sha256))
+            if block.ownsInventory { unlink(BlockInventory.path(stateFolder: stateFolder, blockFolder: block.folder, archiveSHA256: block.sha256)) }
             results[swap.index] = .failure(.local(path: block.final, reason: reason))
         }
         // Best effort: the manifest on the disk names the old versions whether or not this lands.
@@ -374,7 +376,7 @@ public struct SyncClient: Sendable {
         guard !ready.isEmpty else { return (results, []) }
         func fail(_ block: StagedBlock, _ index: Int, _ reason: String) {
             ZipReader.removeTree(block.staging)
-            unlink(BlockInventory.path(stateFolder: stateFolder, blockFolder: block.folder, archiveSHA256: block.sha256))
+            if block.ownsInventory { unlink(BlockInventory.path(stateFolder: stateFolder, blockFolder: block.folder, archiveSHA256: block.sha256)) }
             results[index] = .failure(.local(path: block.final, reason: reason))
         }
         // One wait for every file, folder and inventory written into the staging folders (the

@@ -159,6 +159,9 @@ import TestSupport
         let inventories = course + "/.coursepack-sync/files"
         let b6 = try #require(try fm.contentsOfDirectory(atPath: inventories).first { $0.hasPrefix("html_b6.") })
         try TestSupport.write([b6: "index.html\n"], under: inventories)
+        // The search index's folder is checked like a block's.
+        let search = String(try #require(manifest.search).archive.dropLast(4))
+        try TestSupport.write([search + "/planted.js": "x"], under: course)
 
         let read = try TestSupport.coursepack(["status", target, "--verify"])
         #expect(read.status == 0, "\(read.stderr)")
@@ -171,6 +174,7 @@ import TestSupport
             #expect(line.contains(reason), "block \(block): \(line)")
         }
         #expect(!read.stdout.contains("damaged: \(try id(7))"), "an untouched block is not reported")
+        #expect(read.stdout.contains("damaged: \(search): planted.js was not installed with it"), "\(read.stdout)")
         // Without reading bytes, everything but the same-size change is found.
         let quick = try TestSupport.coursepack(["status", target, "--blocks"])
         #expect(!quick.stdout.contains("damaged: \(try id(5))"))
