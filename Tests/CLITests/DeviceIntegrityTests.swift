@@ -73,7 +73,7 @@ import TestSupport
     /// A real full disk (a tmpfs too small for the new version), of several sizes so that it
     /// fills at different moments: while unpacking, while downloading, or when the manifest is
     /// written. Then, with room, a sync completes.
-    @Test(arguments: ["3m", "4m", "5500k", "7m"])
+    @Test(arguments: ["3m", "4m", "5m", "5500k", "6m", "7m"])
     func aFullDiskDuringASyncLeavesEveryBlockAsTheLocalManifestSays(size: String) throws {
         let (v1, v2) = try Self.twoVersions()
         let mountPoint = TestSupport.temporaryFolder("fulldisk")
@@ -103,18 +103,27 @@ import TestSupport
         #expect(!clean.stdout.contains("damaged:") && !clean.stdout.contains("missing:") && !clean.stdout.contains("leftover:"), "\(clean.stdout)")
     }
 
-    /// A sync killed at any moment: whatever it left, a block is either as the manifest says or
+    /// A sync killed right after it swapped in block `watched` (found by polling its page), or
+    /// at a fixed delay: whatever it left, a block is either as the local manifest says or
     /// reported by `status --verify`, and the next sync repairs it.
-    @Test(arguments: [30, 120, 300, 600])
-    func aSyncKilledAtAnyMomentIsReportedOrConsistentAndRepaired(afterMilliseconds: Int) throws {
+    @Test(arguments: [(0, 0), (29, 0), (59, 0), (-1, 40), (-1, 250)])
+    func aSyncKilledAfterASwapIsReportedOrConsistentAndRepaired(watched: Int, afterMilliseconds: Int) throws {
         let (v1, v2) = try Self.twoVersions(blocks: 60, padding: 60_000)
         let target = TestSupport.temporaryFolder("killed") + "/device"
         #expect(try TestSupport.coursepack(["sync", v1, "--to", target]).status == 0)
+        let courseRoot = target + Self.courseFolder
         let sync = try ChildProcess(TestSupport.coursepackBinary, ["sync", v2, "--to", target, "--jobs", "1"])
-        usleep(useconds_t(afterMilliseconds * 1000))
+        if watched >= 0 {
+            let page = courseRoot + "/html/b\(watched)/index.html"
+            let deadline = Date().addingTimeInterval(120)
+            while sync.process.isRunning, Date() < deadline, !String(decoding: TestSupport.read(page), as: UTF8.self).contains("version 2</p>") {
+                usleep(500)
+            }
+        } else {
+            usleep(useconds_t(afterMilliseconds * 1000))
+        }
         kill(sync.pid, SIGKILL)
         _ = sync.stop()
-        let courseRoot = target + Self.courseFolder
         let local = try #require(try ManifestFile.read(courseRoot + "/manifest.json"))
         let verify = try TestSupport.coursepack(["status", target, "--verify"])
         let v2Entries = Dictionary(uniqueKeysWithValues: try #require(try ManifestFile.read(v2 + "/manifest.json")).blocks.map { ($0.usageID, $0) })
