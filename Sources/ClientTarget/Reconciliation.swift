@@ -45,7 +45,7 @@ struct InstalledCourse: Sendable {
             let folder = ArchivePath.installFolder(of: archive)
         else { return }
         ZipReader.removeTree(courseRoot + "/" + folder)
-        BlockInventory.removeOthers(stateFolder: courseRoot + "/" + ClientTarget.stateFolderName, blockFolder: folder, keeping: nil)
+        BlockInventory.removeOthers(stateFolder: courseRoot + "/" + ClientTarget.stateFolderName, keeping: [folder: nil])
         manifest.blocks.remove(at: index)
         blockBytes[id] = nil
     }

@@ -103,20 +103,24 @@ public struct BlockInventory: Sendable, Equatable {
         }
     }
 
-    /// Removes the folder's inventories but the one of `keeping` (every one when nil), and the
-    /// format 1 one.
-    public static func removeOthers(stateFolder: String, blockFolder: String, keeping: String?) {
-        let kept = keeping.map { path(stateFolder: stateFolder, blockFolder: blockFolder, archiveSHA256: $0) }
-        let stem = fileStem(blockFolder)
-        let folder = stateFolder + "/files"
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where name.hasPrefix(stem + ".") && name.hasSuffix(".tsv") {
-            // `<stem>.<16 hex digits>.tsv`: never another folder's, whose stem goes on.
-            let middle = name.dropFirst(stem.count + 1).dropLast(4)
-            guard middle.count == 16, middle.allSatisfy(\.isHexDigit) else { continue }
-            let path = folder + "/" + name
-            if path != kept { unlink(path) }
+    /// Removes every inventory of each block folder in `folders` (block folder → the archive
+    /// whose inventory stays, nil for none), format 1's too. One listing for them all: a sync
+    /// calls it once per batch of swaps.
+    public static func removeOthers(stateFolder: String, keeping folders: [String: String?]) {
+        guard !folders.isEmpty else { return }
+        var kept: [String: Substring?] = [:]
+        // updateValue: assigning nil through the subscript would drop the folder instead.
+        for (folder, sha) in folders { kept.updateValue(sha.map { $0.prefix(16) }, forKey: fileStem(folder)) }
+        let directory = stateFolder + "/files"
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] where name.hasSuffix(".tsv") {
+            let base = name.dropLast(4)
+            // `<stem>.<16 hex digits>`, read from the right: a stem may hold dots itself.
+            let suffix = base.suffix(17)
+            let keyed = base.count > 17 && suffix.first == "." && suffix.dropFirst().allSatisfy(\.isHexDigit)
+            let stem = keyed ? String(base.dropLast(17)) : String(base)
+            guard let keep = kept[stem] else { continue }
+            if !keyed || keep.map({ suffix.dropFirst() != $0 }) ?? true { unlink(directory + "/" + name) }
         }
-        unlink(legacyPath(stateFolder: stateFolder, blockFolder: blockFolder))
     }
 
     /// Nil when the bytes are not an inventory of either format.

@@ -190,12 +190,14 @@ public struct SyncClient: Sendable {
 
         // A runtime or search index whose update failed is still the one the local manifest names.
         let kept = Set([local.runtime?.archive, local.search?.archive].compactMap { $0 })
+        var removedFolders: [String: String?] = [:]
         for block in summary.plan.removed {
             guard let archive = block.archive, !kept.contains(archive), let folder = ArchivePath.installFolder(of: archive) else { continue }
             ZipReader.removeTree(options.target + "/" + folder)
-            BlockInventory.removeOthers(stateFolder: stateFolder, blockFolder: folder, keeping: nil)
+            removedFolders.updateValue(nil, forKey: folder)
             summary.removedBlocks += 1
         }
+        BlockInventory.removeOthers(stateFolder: stateFolder, keeping: removedFolders)
         cleanDownloads(keeping: Set(summary.failures.compactMap { failure in downloads.first { $0.usageID == failure.usageID }?.sha256 }))
         summary.seconds = Date().timeIntervalSince(started)
         return summary
@@ -338,8 +340,8 @@ public struct SyncClient: Sendable {
         installedNow = named
         for swap in swapped {
             if let previous = swap.previous { ZipReader.removeTree(previous) }
-            BlockInventory.removeOthers(stateFolder: stateFolder, blockFolder: swap.block.folder, keeping: swap.block.sha256)
         }
+        BlockInventory.removeOthers(stateFolder: stateFolder, keeping: Dictionary(swapped.map { ($0.block.folder, Optional($0.block.sha256)) }, uniquingKeysWith: { a, _ in a }))
         return results
     }
 

@@ -41,4 +41,15 @@ import TestSupport
         #expect(BlockInventory.damage(courseRoot: folder, stateFolder: folder + "/state", blockFolder: "nothing/here", archiveSHA256: Self.sha) == nil,
             "nothing recorded: a migrated target, nothing to compare")
     }
+
+    @Test func removingOldInventoriesKeepsTheNamedOneAndTouchesNoOtherFolder() throws {
+        let state = TestSupport.temporaryFolder("inventory")
+        let other = String(repeating: "cd", count: 32)
+        let names = ["html_x.\(Self.sha.prefix(16)).tsv", "html_x.\(other.prefix(16)).tsv", "html_x.tsv",
+                     "html_x.y.\(Self.sha.prefix(16)).tsv", "html_x.y.tsv", "html_z.\(other.prefix(16)).tsv"]
+        try TestSupport.write(Dictionary(uniqueKeysWithValues: names.map { ("files/" + $0, "") }), under: state)
+        BlockInventory.removeOthers(stateFolder: state, keeping: ["html/x": Self.sha, "html/z": nil])
+        let left = try FileManager.default.contentsOfDirectory(atPath: state + "/files").sorted()
+        #expect(left == ["html_x.\(Self.sha.prefix(16)).tsv", "html_x.y.\(Self.sha.prefix(16)).tsv", "html_x.y.tsv"])
+    }
 }
