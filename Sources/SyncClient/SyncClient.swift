@@ -327,7 +327,8 @@ public struct SyncClient: Sendable {
     private func install(
         _ ready: [(Int, StagedBlock)], composer: LocalManifestComposer, installedNow: inout Set<String>
     ) -> [Int: Result<UInt64, SyncError>] {
-        var (results, swapped) = swapIn(ready)
+        let (swapResults, swapped) = swapIn(ready)
+        var results = swapResults
         guard !swapped.isEmpty else { return results }
         let named = installedNow.union(swapped.map(\.block.usageID))
         do {
@@ -341,7 +342,8 @@ public struct SyncClient: Sendable {
         for swap in swapped {
             if let previous = swap.previous { ZipReader.removeTree(previous) }
         }
-        BlockInventory.removeOthers(stateFolder: stateFolder, keeping: Dictionary(swapped.map { ($0.block.folder, Optional($0.block.sha256)) }, uniquingKeysWith: { a, _ in a }))
+        let installedArchives = Dictionary(swapped.map { ($0.block.folder, Optional($0.block.sha256)) }, uniquingKeysWith: { a, _ in a })
+        BlockInventory.removeOthers(stateFolder: stateFolder, keeping: installedArchives)
         return results
     }
 
