@@ -17,13 +17,13 @@ struct InstalledCourse: Sendable {
         let state = courseRoot + "/" + ClientTarget.stateFolderName
         for block in manifest.blocks where block.isOffline {
             guard let archive = block.archive, let folder = ArchivePath.installFolder(of: archive) else { continue }
-            blockBytes[block.usageID] = BlockInventory.read(BlockInventory.path(stateFolder: state, blockFolder: folder))?.size ?? block.size ?? 0
+            blockBytes[block.usageID] = BlockInventory.read(stateFolder: state, blockFolder: folder, archiveSHA256: block.sha256)?.size ?? block.size ?? 0
         }
         if let runtime = manifest.runtime, let folder = ArchivePath.installFolder(of: runtime.archive) {
-            runtimeBytes = BlockInventory.read(BlockInventory.path(stateFolder: state, blockFolder: folder))?.size ?? runtime.size
+            runtimeBytes = BlockInventory.read(stateFolder: state, blockFolder: folder, archiveSHA256: runtime.sha256)?.size ?? runtime.size
         }
         if let search = manifest.search, let folder = ArchivePath.installFolder(of: search.archive) {
-            searchBytes = BlockInventory.read(BlockInventory.path(stateFolder: state, blockFolder: folder))?.size ?? search.size
+            searchBytes = BlockInventory.read(stateFolder: state, blockFolder: folder, archiveSHA256: search.sha256)?.size ?? search.size
         }
     }
 
@@ -45,7 +45,7 @@ struct InstalledCourse: Sendable {
             let folder = ArchivePath.installFolder(of: archive)
         else { return }
         ZipReader.removeTree(courseRoot + "/" + folder)
-        unlink(BlockInventory.path(stateFolder: courseRoot + "/" + ClientTarget.stateFolderName, blockFolder: folder))
+        BlockInventory.removeOthers(stateFolder: courseRoot + "/" + ClientTarget.stateFolderName, keeping: [folder: nil])
         manifest.blocks.remove(at: index)
         blockBytes[id] = nil
     }
@@ -125,11 +125,9 @@ extension ClientTarget {
                 let damage: String?
                 if !fm.fileExists(atPath: path) {
                     damage = "its folder is missing"
-                } else if let inventory = BlockInventory.read(BlockInventory.path(stateFolder: stateFolder, blockFolder: blockFolder)) {
-                    damage = inventory.damage(in: path)
                 } else {
-                    // Installed before inventories were kept (a migrated target): nothing to compare.
-                    damage = nil
+                    // Nil also when installed before inventories were kept (a migrated target): nothing to compare.
+                    damage = BlockInventory.damage(courseRoot: courseRoot, stateFolder: stateFolder, blockFolder: blockFolder, archiveSHA256: block.sha256)
                 }
                 if let damage {
                     course.remove(block.usageID, courseRoot: courseRoot)
@@ -139,10 +137,10 @@ extension ClientTarget {
             }
             // The runtime and the search index are checked like blocks; a damaged one is removed
             // and its entry dropped, so the next sync fetches it again.
-            func repairShared(_ archive: String?) -> Bool {
-                guard let archive, let sharedFolder = ArchivePath.installFolder(of: archive) else { return false }
+            func repairShared(_ shared: SharedArchive?) -> Bool {
+                guard let shared, let sharedFolder = ArchivePath.installFolder(of: shared.archive) else { return false }
                 let damage = fm.fileExists(atPath: courseRoot + "/" + sharedFolder)
-                    ? BlockInventory.read(BlockInventory.path(stateFolder: stateFolder, blockFolder: sharedFolder))?.damage(in: courseRoot + "/" + sharedFolder)
+                    ? BlockInventory.damage(courseRoot: courseRoot, stateFolder: stateFolder, blockFolder: sharedFolder, archiveSHA256: shared.sha256)
                     : "its folder is missing"
                 guard let damage else { return false }
                 ZipReader.removeTree(courseRoot + "/" + sharedFolder)
@@ -150,8 +148,8 @@ extension ClientTarget {
                 done.append("\(folder)/\(sharedFolder): \(damage); removed, to be downloaded again")
                 return true
             }
-            if repairShared(course.manifest.runtime?.archive) { course.manifest.runtime = nil }
-            if repairShared(course.manifest.search?.archive) { course.manifest.search = nil }
+            if repairShared(course.manifest.runtime) { course.manifest.runtime = nil }
+            if repairShared(course.manifest.search) { course.manifest.search = nil }
             if changed { try? course.save(to: courseRoot) }
         }
         return done

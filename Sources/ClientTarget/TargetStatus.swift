@@ -25,6 +25,9 @@ extension ClientTarget {
         public var offlineBlocks: Int
         public var lastUse: Double?
         public var blocks: [BlockStatus]
+        /// The runtime's and the search index's folders (`runtime/<hash>`…) when they are
+        /// missing or differ from the archive the local manifest names.
+        public var sharedDamage: [(folder: String, damage: Damage)] = []
     }
 
     public enum Damage: Sendable, Equatable {
@@ -86,13 +89,17 @@ extension ClientTarget {
                     damage: damage, bytes: installed.bytes(of: block.usageID), pinned: view.isPinned(block.usageID, pins: pins),
                     lastUse: record?.lastUse[block.usageID]))
             }
+            let shared = [installed.manifest.runtime, installed.manifest.search].compactMap { $0 }.compactMap { archive -> (String, Damage)? in
+                let entry = BlockEntry(usageID: archive.archive, type: "shared", displayName: nil, parents: [], archive: archive.archive, sha256: archive.sha256)
+                return Self.damage(of: entry, in: courseRoot, readingBytes: readingBytes).map { (String(archive.archive.dropLast(4)), $0) }
+            }
             report.courses.append(CourseStatus(
                 folder: folder, courseID: installed.manifest.courseID,
                 title: published.outline?.first { $0.type == "course" }?.displayName ?? "",
                 publishedAt: installed.manifest.publishedAt, pins: pins, bytes: installed.totalBytes,
                 presentBlocks: blocks.filter(\.present).count, damagedBlocks: blocks.filter { $0.damage != nil }.count,
                 leftovers: SyncLeftovers(target: courseRoot).find(), offlineBlocks: blocks.filter(\.offline).count,
-                lastUse: record?.lastUse.values.max(), blocks: blocks))
+                lastUse: record?.lastUse.values.max(), blocks: blocks, sharedDamage: shared))
         }
         return report
     }
@@ -103,7 +110,9 @@ extension ClientTarget {
         guard let archive = block.archive, let folder = ArchivePath.installFolder(of: archive) else { return nil }
         var info = stat()
         guard stat(courseRoot + "/" + folder, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else { return .missing }
-        let inventory = BlockInventory.read(BlockInventory.path(stateFolder: courseRoot + "/" + stateFolderName, blockFolder: folder))
-        return inventory?.damage(in: courseRoot + "/" + folder, readingBytes: readingBytes).map(Damage.damaged)
+        return BlockInventory.damage(
+            courseRoot: courseRoot, stateFolder: courseRoot + "/" + stateFolderName, blockFolder: folder, archiveSHA256: block.sha256,
+            readingBytes: readingBytes
+        ).map(Damage.damaged)
     }
 }

@@ -90,12 +90,7 @@ public struct TargetSearch: Sendable {
                 continue
             }
             searched += 1
-            let found: [(document: SearchDatabase.Document, score: Double)]
-            do {
-                found = try database.search(query, limit: limit)
-            } catch {
-                throw .database(path: Self.databasePath(courseRoot: courseRoot), reason: "\(error)")
-            }
+            let found = try Self.search(query, limit: limit, in: database, courseRoot: courseRoot)
             for (document, score) in found {
                 // Installed: its folder is there (reconciliation keeps folders and manifest agreeing).
                 let page = document.page.map { courseRoot + "/" + $0 }.flatMap { FileManager.default.fileExists(atPath: $0) ? $0 : nil }
@@ -115,13 +110,33 @@ public struct TargetSearch: Sendable {
         return results.prefix(limit).map(\.result)
     }
 
+    /// A query that fails on a database the open check passed (damage it does not see, or
+    /// damage since) builds the database again from the installed index and asks once more.
+    static func search(
+        _ query: SearchQuery, limit: Int, in database: SearchDatabase, courseRoot: String
+    ) throws(SearchError) -> [(document: SearchDatabase.Document, score: Double)] {
+        let path = databasePath(courseRoot: courseRoot)
+        do {
+            return try database.search(query, limit: limit)
+        } catch {
+            try? database.queue.close()
+            unlink(path)
+        }
+        guard let (rebuilt, _) = try Self.database(courseRoot: courseRoot) else {
+            throw .database(path: path, reason: "damaged, and the course has no index to build it from")
+        }
+        do {
+            return try rebuilt.search(query, limit: limit)
+        } catch {
+            throw .database(path: path, reason: "\(error)")
+        }
+    }
+
     /// The installed index, read only when its files are those it was installed with.
-    static func installedIndex(courseRoot: String, folder: String) throws(SearchError) -> SearchIndex {
+    static func installedIndex(courseRoot: String, folder: String, archiveSHA256: String) throws(SearchError) -> SearchIndex {
         let path = courseRoot + "/" + folder + "/" + SearchIndex.fileName
         let stateFolder = courseRoot + "/" + ClientTarget.stateFolderName
-        if let inventory = BlockInventory.read(BlockInventory.path(stateFolder: stateFolder, blockFolder: folder)),
-            let damage = inventory.damage(in: courseRoot + "/" + folder)
-        {
+        if let damage = BlockInventory.damage(courseRoot: courseRoot, stateFolder: stateFolder, blockFolder: folder, archiveSHA256: archiveSHA256) {
             throw .damaged(.damaged(path: path, reason: damage))
         }
         guard let data = FileManager.default.contents(atPath: path) else {
@@ -167,7 +182,7 @@ public struct TargetSearch: Sendable {
                 try existing.record("manifest_stamp", manifestStamp)
                 return (existing, try existing.meta())
             }
-            let index = try installedIndex(courseRoot: courseRoot, folder: indexFolder)
+            let index = try installedIndex(courseRoot: courseRoot, folder: indexFolder, archiveSHA256: archive.sha256)
             let values = [
                 "content_hash": archive.contentHash, "index_path": indexPath, "index_stamp": indexStamp,
                 "manifest_stamp": manifestStamp, "course_id": manifest.courseID,

@@ -354,6 +354,10 @@ public struct CoursePackager: Sendable {
     ) throws(BuildError) {
         let out = options.outputFolder
         let manifestPath = out + "/manifest.json"
+        var interim = manifest
+        for (index, path) in staged { interim.blocks[index] = Staging.pointing(interim.blocks[index], at: path) }
+        // The interim names longer (staged) paths: the larger of the two.
+        try Self.checkClientAccepts(interim, path: manifestPath)
         var namesAreDurable = false
         do {
             namesAreDurable = try pending?.flush(within: out) ?? false
@@ -366,8 +370,6 @@ public struct CoursePackager: Sendable {
         }
         do {
             if !staged.isEmpty {
-                var interim = manifest
-                for (index, path) in staged { interim.blocks[index] = Staging.pointing(interim.blocks[index], at: path) }
                 try ManifestFile.write(interim, to: manifestPath)
                 for (index, path) in staged {
                     try Staging.promote(out + "/" + path, to: out + "/" + (manifest.blocks[index].archive ?? path))
@@ -389,6 +391,17 @@ public struct CoursePackager: Sendable {
             throw .output(path: manifestPath, reason: "\(error)")
         }
         for (_, path) in staged { unlink(out + "/" + path) }
+    }
+
+    /// A manifest larger than clients accept (`ArchiveLimits`) is not written: every sync would
+    /// refuse it, and the previous publish, which they accept, stays.
+    static func checkClientAccepts(_ manifest: CourseManifest, path: String) throws(BuildError) {
+        let limit = ArchiveLimits.current.maximumManifestSize
+        let size = ManifestFile.encode(manifest).count
+        guard size > limit else { return }
+        throw .output(
+            path: path,
+            reason: "the manifest would be \(size) bytes, more than the \(limit) a client accepts; the previous manifest is kept (split the course, or shorten its names)")
     }
 
     /// Archives of removed blocks (and a replaced runtime) go only after the manifest that no

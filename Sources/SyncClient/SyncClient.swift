@@ -125,6 +125,8 @@ public struct SyncClient: Sendable {
         summary.manifestNotModified = notModified
         summary.leftoversRemoved = leftovers
         let budget = UnpackBudget(limit: options.maximumUnpackedBytes)
+        let composer = LocalManifestComposer(server: server, installed: installed, removedIDs: Set(summary.plan.removed.map(\.usageID)))
+        var installedNow = Set(summary.plan.unchanged.map(\.usageID))
 
         // Download, verify and unpack, a bounded number at a time; swap in by batches, each
         // made durable together (`swapIn`). A batch bounds what a killed sync loses (its
@@ -138,7 +140,7 @@ public struct SyncClient: Sendable {
             var batch: [(Int, StagedBlock)] = []
             var batchedBytes: UInt64 = 0
             func swapBatch() {
-                for (index, result) in swapIn(batch) { outcomes[index] = result }
+                for (index, result) in install(batch, composer: composer, installedNow: &installedNow) { outcomes[index] = result }
                 batch = []
                 batchedBytes = 0
             }
@@ -166,13 +168,11 @@ public struct SyncClient: Sendable {
             return outcomes
         }
 
-        var installedNow = Set(summary.plan.unchanged.map(\.usageID))
         for (block, result) in zip(downloads, results) {
             switch result {
             case .success(let bytes):
                 summary.downloadedBlocks += 1
                 summary.downloadedBytes += bytes
-                installedNow.insert(block.usageID)
             case .failure(let error):
                 summary.failures.append((block.usageID, error))
             case nil:
@@ -180,32 +180,7 @@ public struct SyncClient: Sendable {
             }
         }
 
-        // The new local manifest: the server's entries for what is installed now, the old
-        // entries for blocks whose update failed, and the server's online-only blocks.
-        let before = Dictionary((installed?.blocks ?? []).map { ($0.usageID, $0) }, uniquingKeysWith: { a, _ in a })
-        let removedIDs = Set(summary.plan.removed.map(\.usageID))
-        var blocks: [BlockEntry] = []
-        for block in server.blocks {
-            if !block.isOffline {
-                blocks.append(block)
-            } else if installedNow.contains(block.usageID) {
-                blocks.append(block)
-            } else if let old = before[block.usageID], old.isOffline, !removedIDs.contains(old.usageID) {
-                // Only an installed block keeps its old entry; a stale online-only one would hide
-                // that the server now offers the block offline.
-                blocks.append(old)
-            }
-        }
-        var local = server
-        local.blocks = blocks
-        // The runtime is installed like a block; if its update failed, the one installed stays.
-        if let runtime = server.runtime, !installedNow.contains(Self.runtimeID(runtime)) {
-            local.runtime = installed?.runtime
-        }
-        // So is the search index.
-        if let search = server.search, !installedNow.contains(Self.searchID(search)) {
-            local.search = installed?.search
-        }
+        let local = composer.manifest(installedNow: installedNow, final: true)
         do {
             try ManifestFile.write(local, to: localManifestPath)
         } catch {
@@ -215,11 +190,14 @@ public struct SyncClient: Sendable {
 
         // A runtime or search index whose update failed is still the one the local manifest names.
         let kept = Set([local.runtime?.archive, local.search?.archive].compactMap { $0 })
+        var removedFolders: [String: String?] = [:]
         for block in summary.plan.removed {
             guard let archive = block.archive, !kept.contains(archive), let folder = ArchivePath.installFolder(of: archive) else { continue }
             ZipReader.removeTree(options.target + "/" + folder)
+            removedFolders.updateValue(nil, forKey: folder)
             summary.removedBlocks += 1
         }
+        BlockInventory.removeOthers(stateFolder: stateFolder, keeping: removedFolders)
         cleanDownloads(keeping: Set(summary.failures.compactMap { failure in downloads.first { $0.usageID == failure.usageID }?.sha256 }))
         summary.seconds = Date().timeIntervalSince(started)
         return summary
@@ -310,6 +288,9 @@ public struct SyncClient: Sendable {
         }
         guard budget.reserve(unpacked) else { return .failure(.unpackBudget(archive: archive, limit: budget.limit)) }
         let perFile = options.durability == .perFile
+        let inventory = BlockInventory.path(stateFolder: stateFolder, blockFolder: folder, archiveSHA256: sha)
+        // The same archive's inventory is there when its folder went missing: it stays theirs.
+        let ownsInventory = access(inventory, F_OK) != 0
         do {
             try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
             // Synced before the swap (file by file here, or all at once in `swapIn`): a power
@@ -317,7 +298,8 @@ public struct SyncClient: Sendable {
             // manifest that says they are there.
             try reader.extract(into: staging, synced: perFile)
             // What the folder holds, so a later sync can tell a damaged install from a good one.
-            try BlockInventory(entries: reader.entries).write(to: BlockInventory.path(stateFolder: stateFolder, blockFolder: folder), synced: perFile)
+            // Beside the installed version's inventory, which stays until a local manifest names this archive.
+            try BlockInventory(entries: reader.entries, archiveSHA256: sha).write(to: inventory, synced: perFile)
         } catch {
             budget.release(unpacked)
             ZipReader.removeTree(staging)
@@ -327,69 +309,129 @@ public struct SyncClient: Sendable {
         // Unpacked: the download is no longer needed, and gone before a file-system sync would
         // write it to the disk for nothing.
         unlink(partial)
-        return .success(StagedBlock(staging: staging, final: options.target + "/" + folder, parent: parent, name: name, transferred: fetched.transferred))
+        return .success(StagedBlock(
+            usageID: block.usageID, folder: folder, sha256: sha, ownsInventory: ownsInventory, staging: staging,
+            final: options.target + "/" + folder, parent: parent, name: name, transferred: fetched.transferred))
     }
 
     /// Blocks, or archive bytes, unpacked before they are swapped in together.
     static let swapBatchBlocks = 256
     static let swapBatchBytes: UInt64 = 128 << 20
 
-    /// Makes every staged block durable, swaps each into place, and makes the swaps durable;
-    /// returns each block's bytes transferred, or why it is not installed, by its index among
-    /// the sync's downloads (`ready` pairs each block with that index).
-    private func swapIn(_ ready: [(Int, StagedBlock)]) -> [Int: Result<UInt64, SyncError>] {
+    /// Installs a batch: swaps its blocks in (`swapIn`), then writes a local manifest that names
+    /// their new archives and the installed version of every other block, so that the manifest
+    /// describes what is installed after every batch. When that manifest cannot be written (a
+    /// full disk), the batch is swapped back: every block is wholly old or wholly new, and the
+    /// manifest on the disk says which. Returns each block's bytes transferred, or why it is not
+    /// installed, by its index among the sync's downloads.
+    private func install(
+        _ ready: [(Int, StagedBlock)], composer: LocalManifestComposer, installedNow: inout Set<String>
+    ) -> [Int: Result<UInt64, SyncError>] {
+        let (swapResults, swapped) = swapIn(ready)
+        var results = swapResults
+        guard !swapped.isEmpty else { return results }
+        let named = installedNow.union(swapped.map(\.block.usageID))
+        do {
+            try ManifestFile.write(composer.manifest(installedNow: named, final: false), to: localManifestPath)
+        } catch {
+            let reason = "cannot write the local manifest: \(error); the installed version is kept"
+            for (index, result) in rollBack(swapped, reason: reason) { results[index] = result }
+            return results
+        }
+        installedNow = named
+        for swap in swapped {
+            if let previous = swap.previous { ZipReader.removeTree(previous) }
+        }
+        let installedArchives = Dictionary(swapped.map { ($0.block.folder, Optional($0.block.sha256)) }, uniquingKeysWith: { a, _ in a })
+        BlockInventory.removeOthers(stateFolder: stateFolder, keeping: installedArchives)
+        return results
+    }
+
+    /// Puts back the versions a batch replaced (or removes what it added where there was none),
+    /// and the new versions' inventories; every block of the batch fails with `reason`.
+    private func rollBack(_ swapped: [SwappedBlock], reason: String) -> [Int: Result<UInt64, SyncError>] {
+        var results: [Int: Result<UInt64, SyncError>] = [:]
+        for swap in swapped {
+            let block = swap.block
+            if let previous = swap.previous {
+                if !DurableFile.exchange(previous, block.final) {
+                    let aside = block.parent + "/.\(block.name).old-\(getpid())"
+                    rename(block.final, aside)
+                    rename(previous, block.final)
+                    ZipReader.removeTree(aside)
+                }
+                ZipReader.removeTree(previous)
+            } else {
+                ZipReader.removeTree(block.final)
+            }
+            if block.ownsInventory { unlink(BlockInventory.path(stateFolder: stateFolder, blockFolder: block.folder, archiveSHA256: block.sha256)) }
+            results[swap.index] = .failure(.local(path: block.final, reason: reason))
+        }
+        // Best effort: the manifest on the disk names the old versions whether or not this lands.
+        try? DurableFile.syncFileSystem(containing: options.target)
+        return results
+    }
+
+    /// Makes every staged block durable, swaps each into place (the version it replaces kept
+    /// aside, see `SwappedBlock`), and makes the swaps durable; returns why each block that is
+    /// not swapped in failed, by its index among the sync's downloads, and the swapped blocks.
+    private func swapIn(_ ready: [(Int, StagedBlock)]) -> ([Int: Result<UInt64, SyncError>], [SwappedBlock]) {
         var results = Dictionary(uniqueKeysWithValues: ready.map { ($0.0, Result<UInt64, SyncError>.success($0.1.transferred)) })
-        guard !ready.isEmpty else { return results }
+        guard !ready.isEmpty else { return (results, []) }
+        func fail(_ block: StagedBlock, _ index: Int, _ reason: String) {
+            ZipReader.removeTree(block.staging)
+            if block.ownsInventory { unlink(BlockInventory.path(stateFolder: stateFolder, blockFolder: block.folder, archiveSHA256: block.sha256)) }
+            results[index] = .failure(.local(path: block.final, reason: reason))
+        }
         // One wait for every file, folder and inventory written into the staging folders (the
         // per-file path synced each as it was written).
         if options.durability == .fileSystem {
             do {
                 try DurableFile.syncFileSystem(containing: options.target)
             } catch {
-                for (index, block) in ready {
-                    ZipReader.removeTree(block.staging)
-                    results[index] = .failure(.local(path: block.final, reason: "cannot sync the unpacked block to disk: \(error); the installed version is kept"))
-                }
-                return results
+                for (index, block) in ready { fail(block, index, "cannot sync the unpacked block to disk: \(error); the installed version is kept") }
+                return (results, [])
             }
         }
-        var swapped: [(Int, StagedBlock)] = []
+        var swapped: [SwappedBlock] = []
         for (index, block) in ready {
             if DurableFile.exchange(block.staging, block.final) {
-                ZipReader.removeTree(block.staging)
-            } else if rename(block.staging, block.final) != 0 {
-                // Not on Linux, or nothing installed yet where EXCHANGE needs both: move the old aside.
-                let old = block.parent + "/.\(block.name).old-\(getpid())"
+                swapped.append(SwappedBlock(index: index, block: block, previous: block.staging))
+            } else if rename(block.staging, block.final) == 0 {
+                swapped.append(SwappedBlock(index: index, block: block, previous: nil))
+            } else {
+                // Not on Linux: move the old aside.
+                let old = block.parent + "/.\(block.name).old-\(getpid())-\(index)"
                 rename(block.final, old)
                 guard rename(block.staging, block.final) == 0 else {
+                    let reason = "cannot install: \(String(cString: strerror(errno)))"
                     rename(old, block.final)
-                    ZipReader.removeTree(block.staging)
-                    results[index] = .failure(.local(path: block.final, reason: "cannot install: \(String(cString: strerror(errno)))"))
+                    fail(block, index, reason)
                     continue
                 }
-                ZipReader.removeTree(old)
+                swapped.append(SwappedBlock(index: index, block: block, previous: old))
             }
-            swapped.append((index, block))
         }
-        // The swaps themselves reach the disk before the local manifest names them.
+        // The swaps themselves reach the disk before the local manifest names them; a block
+        // whose swap may not have is swapped back.
         var failedParents: [String: String] = [:]
         if options.durability == .fileSystem {
             do {
                 try DurableFile.syncFileSystem(containing: options.target)
             } catch {
-                for parent in Set(swapped.map(\.1.parent)) { failedParents[parent] = "\(error)" }
+                for parent in Set(swapped.map(\.block.parent)) { failedParents[parent] = "\(error)" }
             }
         } else {
-            for parent in Set(swapped.map(\.1.parent)) {
+            for parent in Set(swapped.map(\.block.parent)) {
                 do { try ZipReader.syncFolder(parent) } catch { failedParents[parent] = "\(error)" }
             }
         }
-        for (index, block) in swapped {
-            if let reason = failedParents[block.parent] {
-                results[index] = .failure(.local(path: block.parent, reason: "cannot sync the installed block to disk: \(reason)"))
-            }
+        let unsynced = swapped.filter { failedParents[$0.block.parent] != nil }
+        for swap in unsynced {
+            let reason = "cannot sync the installed block to disk: \(failedParents[swap.block.parent] ?? "")"
+            for (index, result) in rollBack([swap], reason: reason) { results[index] = result }
         }
-        return results
+        return (results, swapped.filter { failedParents[$0.block.parent] == nil })
     }
 
     static func sha256(of path: String) throws -> String {

@@ -1,5 +1,6 @@
 import Foundation
 import Manifest
+import ZipArchive
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -69,8 +70,10 @@ public enum SyncError: Error, Equatable, CustomStringConvertible {
 /// Reads a manifest from a source, for `coursepack diff` and the sync plan.
 public enum ManifestLoader {
     /// A server's manifest larger than this is refused, as soon as it is seen to be: a hostile
-    /// or broken server cannot make a client hold more than this in memory.
-    public static let sizeLimit = 64 << 20
+    /// or broken server cannot make a client hold more than this in memory. The builder checks
+    /// its manifests against the same limit.
+    public static var sizeLimit: Int { ArchiveLimits.current.maximumManifestSize }
+    private static var shownLimit: String { sizeLimit % (1 << 20) == 0 ? "\(sizeLimit >> 20) MiB" : "\(sizeLimit) bytes" }
 
     public static func load(_ source: SyncSource, timeouts: NetworkTimeouts = NetworkTimeouts()) async throws(SyncError) -> CourseManifest {
         let shown = source.location(of: "manifest.json")
@@ -92,7 +95,7 @@ public enum ManifestLoader {
         do {
             return try await StreamingTransfer.fetch(request, limit: sizeLimit, timeouts: timeouts)
         } catch TransferFailure.tooLarge {
-            throw .unsafeManifest(source: shown, reason: "manifest larger than \(sizeLimit >> 20) MiB")
+            throw .unsafeManifest(source: shown, reason: "manifest larger than \(shownLimit)")
         } catch let error as TransferFailure {
             throw .unreachable(source: shown, reason: "\(error)")
         } catch {
@@ -104,7 +107,7 @@ public enum ManifestLoader {
         let file = path + "/manifest.json"
         var info = stat()
         if stat(file, &info) == 0, info.st_size > sizeLimit {
-            throw .unsafeManifest(source: shown, reason: "manifest larger than \(sizeLimit >> 20) MiB")
+            throw .unsafeManifest(source: shown, reason: "manifest larger than \(shownLimit)")
         }
         guard let data = FileManager.default.contents(atPath: file) else {
             throw .unreachable(source: shown, reason: "no manifest.json there")
@@ -122,7 +125,7 @@ public enum ManifestLoader {
 
     /// Parses a manifest from a source that may be hostile, within a size bound.
     static func decode(_ data: Data, shown: String) throws(SyncError) -> CourseManifest {
-        guard data.count <= sizeLimit else { throw .unsafeManifest(source: shown, reason: "manifest larger than \(sizeLimit >> 20) MiB") }
+        guard data.count <= sizeLimit else { throw .unsafeManifest(source: shown, reason: "manifest larger than \(shownLimit)") }
         do {
             return try ManifestFile.decode(data, path: shown)
         } catch {

@@ -9,12 +9,22 @@ public enum ZipError: Error, Equatable, CustomStringConvertible {
     case limitExceeded(path: String, reason: String)
     case unsafeEntry(path: String, entry: String, reason: String)
 
+    /// An entry name as it may be printed: an archive's names are its author's, and a control
+    /// character in one could forge a line or drive the terminal.
+    static func shown(_ name: String) -> String {
+        var out = ""
+        for scalar in name.unicodeScalars {
+            if EntryName.isControl(scalar) { out += "\\u{" + String(scalar.value, radix: 16) + "}" } else { out.unicodeScalars.append(scalar) }
+        }
+        return out
+    }
+
     public var description: String {
         switch self {
         case .invalidEntryName(let name, let reason):
-            return "invalid archive entry name \"\(name)\": \(reason)"
+            return "invalid archive entry name \"\(Self.shown(name))\": \(reason)"
         case .duplicateEntry(let name):
-            return "duplicate archive entry \"\(name)\""
+            return "duplicate archive entry \"\(Self.shown(name))\""
         case .io(let path, let operation, let code):
             return "\(path): \(operation) failed: \(String(cString: strerror(code)))"
         case .zlib(let operation, let code):
@@ -22,11 +32,11 @@ public enum ZipError: Error, Equatable, CustomStringConvertible {
         case .malformed(let path, let reason):
             return "\(path): not a valid ZIP archive: \(reason)"
         case .crcMismatch(let path, let entry):
-            return "\(path): entry \"\(entry)\" fails its CRC-32 check"
+            return "\(path): entry \"\(Self.shown(entry))\" fails its CRC-32 check"
         case .limitExceeded(let path, let reason):
             return "\(path): refused: \(reason)"
         case .unsafeEntry(let path, let entry, let reason):
-            return "\(path): unsafe entry \"\(entry)\": \(reason)"
+            return "\(path): unsafe entry \"\(Self.shown(entry))\": \(reason)"
         }
     }
 }

@@ -10,26 +10,8 @@ import ZlibStream
 /// the central directory with every field checked, verifies CRCs, and extracts only into a new
 /// folder, refusing path escapes, links, duplicates, overlapping entries and zip bombs.
 public struct ZipReader {
-    public struct Limits: Sendable {
-        public var maximumEntries = 100_000
-        public var maximumTotalSize: UInt64 = 16 << 30
-        /// Uncompressed/compressed ratio above which an entry, and the archive as a whole, is
-        /// refused: many small bombs are as bad as one large one.
-        public var maximumRatio: UInt64 = 500
-        /// Bytes past `maximumRatio` times the compressed size that an entry or the whole archive
-        /// may still expand to, so that a short page or an empty file (which deflate shrinks to a
-        /// few bytes) is not taken for a bomb.
-        public var ratioAllowance: UInt64 = 64 << 10
-        public init() {}
-
-        /// Whether `uncompressed` bytes from `compressed` stay within the ratio.
-        func ratioHolds(uncompressed: UInt64, compressed: UInt64) -> Bool {
-            let (scaled, overflow) = compressed.multipliedReportingOverflow(by: maximumRatio)
-            if overflow { return true }
-            let (bound, overflowAgain) = scaled.addingReportingOverflow(ratioAllowance)
-            return overflowAgain || uncompressed <= bound
-        }
-    }
+    /// The client's limits, shared with the builder (`ArchiveLimits`).
+    public typealias Limits = ArchiveLimits
 
     public struct Entry: Sendable, Equatable {
         public let name: String
@@ -46,7 +28,7 @@ public struct ZipReader {
     private let bytes: ArchiveBytes
     private let limits: Limits
 
-    public init(path: String, limits: Limits = Limits()) throws {
+    public init(path: String, limits: Limits = .current) throws {
         let file: InputFile
         do {
             file = try InputFile(path: path)
@@ -57,7 +39,7 @@ public struct ZipReader {
     }
 
     /// An archive already in memory (a small download); `path` names it in errors.
-    public init(bytes: [UInt8], path: String, limits: Limits = Limits()) throws {
+    public init(bytes: [UInt8], path: String, limits: Limits = .current) throws {
         try self.init(.memory(bytes), path: path, limits: limits)
     }
 
@@ -224,25 +206,17 @@ public struct ZipReader {
         var cd = ByteReader(try file.read(at: directory.offset, count: Int(directory.size), path: path))
         var entries: [Entry] = []
         var names = Set<String>()
-        var total: UInt64 = 0
-        var totalCompressed: UInt64 = 0
+        var tally = ArchiveLimits.Tally(limits)
         for _ in 0..<directory.count {
             let entry = try centralRecord(&cd, number: entries.count + 1, path: path)
             let name = entry.name
             guard names.insert(name).inserted else { throw ZipError.unsafeEntry(path: path, entry: name, reason: "appears twice") }
-            guard limits.ratioHolds(uncompressed: entry.uncompressedSize, compressed: entry.compressedSize) else {
-                throw ZipError.limitExceeded(path: path, reason: "entry \"\(name)\" claims \(entry.uncompressedSize) bytes from \(entry.compressedSize) (a zip bomb?)")
+            if let refusal = tally.add(name, compressedSize: entry.compressedSize, uncompressedSize: entry.uncompressedSize) {
+                throw ZipError.limitExceeded(path: path, reason: refusal)
             }
-            let (sum, overflow) = total.addingReportingOverflow(entry.uncompressedSize)
-            guard !overflow, sum <= limits.maximumTotalSize else {
-                throw ZipError.limitExceeded(path: path, reason: "entries total more than \(limits.maximumTotalSize) bytes")
-            }
-            total = sum
             guard entry.localHeaderOffset < directory.offset, entry.compressedSize <= directory.offset - entry.localHeaderOffset else {
                 throw bad("entry \"\(name)\" lies outside the archive data")
             }
-            let (compressedSum, wrapped) = totalCompressed.addingReportingOverflow(entry.compressedSize)
-            totalCompressed = wrapped ? .max : compressedSum
             entries.append(entry)
         }
         // Entries whose data overlap are how non-recursive zip bombs multiply one payload.
@@ -251,9 +225,7 @@ public struct ZipReader {
             throw ZipError.limitExceeded(path: path, reason: "entries \"\(a.name)\" and \"\(b.name)\" overlap (a zip bomb?)")
         }
         // Many entries each small enough to pass alone can still make a bomb together.
-        guard limits.ratioHolds(uncompressed: total, compressed: totalCompressed) else {
-            throw ZipError.limitExceeded(path: path, reason: "\(entries.count) entries claim \(total) bytes from \(totalCompressed) (a zip bomb?)")
-        }
+        if let refusal = tally.wholeArchiveRefusal() { throw ZipError.limitExceeded(path: path, reason: refusal) }
         return entries
     }
 

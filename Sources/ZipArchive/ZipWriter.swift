@@ -64,11 +64,15 @@ public struct ZipWriter: Sendable {
     /// before anything durable names them, as the packager does before its manifest: one disk
     /// flush per build instead of one per archive.
     public let pendingSyncs: PendingSyncs?
+    /// What a client unpacks: an archive past them is refused (`ZipError.limitExceeded`, nothing
+    /// written at the destination) rather than published for every client to refuse.
+    public let limits: ArchiveLimits
 
-    public init(level: Int32 = 6, unnamedFiles: Bool = true, pendingSyncs: PendingSyncs? = nil) {
+    public init(level: Int32 = 6, unnamedFiles: Bool = true, pendingSyncs: PendingSyncs? = nil, limits: ArchiveLimits = .current) {
         self.level = level
         self.unnamedFiles = unnamedFiles
         self.pendingSyncs = pendingSyncs
+        self.limits = limits
     }
 
     /// Compresses `bytes` now (or stores them when deflate would not make them smaller).
@@ -126,13 +130,16 @@ public struct ZipWriter: Sendable {
             try EntryName.validate(entry.name)
             guard seen.insert(entry.name).inserted else { throw ZipError.duplicateEntry(entry.name) }
         }
+        guard entries.count <= limits.maximumEntries else {
+            throw ZipError.limitExceeded(path: destination, reason: "\(entries.count) entries (limit \(limits.maximumEntries)); a client would refuse this archive")
+        }
         let sorted = entries.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
 
         let slash = destination.lastIndex(of: "/")
         let folder = slash.map { String(destination[..<$0]) }.map { $0.isEmpty ? "/" : $0 } ?? "."
         if unnamedFiles, let out = OutputFile(unnamedIn: folder, reportingAs: destination, observer: observer) {
             defer { try? out.close() }
-            try writeArchive(sorted, to: out)
+            try writeArchive(sorted, to: out, destination: destination)
             let size = out.offset
             switch try out.link(as: destination, syncingFirst: pendingSyncs == nil, temporaryName: { DurableFile.temporaryPath(beside: destination) }) {
             case .linked:
@@ -148,11 +155,20 @@ public struct ZipWriter: Sendable {
         return (size, observer != nil && observedAll)
     }
 
-    private func writeArchive(_ sorted: [ZipEntry], to out: OutputFile) throws {
+    private func writeArchive(_ sorted: [ZipEntry], to out: OutputFile, destination: String) throws {
         var records: [CentralRecord] = []
         records.reserveCapacity(sorted.count)
+        var tally = ArchiveLimits.Tally(limits)
         for entry in sorted {
-            records.append(try writeEntry(entry, to: out))
+            let record = try writeEntry(entry, to: out)
+            // The client's own check, on the sizes it will read from the central directory.
+            if let refusal = tally.add(entry.name, compressedSize: record.compressedSize, uncompressedSize: record.uncompressedSize) {
+                throw ZipError.limitExceeded(path: destination, reason: refusal + "; a client would refuse this archive")
+            }
+            records.append(record)
+        }
+        if let refusal = tally.wholeArchiveRefusal() {
+            throw ZipError.limitExceeded(path: destination, reason: refusal + "; a client would refuse this archive")
         }
         try writeCentralDirectory(records, to: out)
     }
@@ -164,7 +180,7 @@ public struct ZipWriter: Sendable {
         let temporary = DurableFile.temporaryPath(beside: destination)
         let out = try OutputFile(creating: temporary, observer: observer)
         do {
-            try writeArchive(sorted, to: out)
+            try writeArchive(sorted, to: out, destination: destination)
             let size = out.offset
             if pendingSyncs == nil { try out.sync() }
             try out.close()

@@ -48,6 +48,12 @@ struct Status: ParsableCommand {
                 case nil: break
                 }
             }
+            for (folder, damage) in course.sharedDamage {
+                switch damage {
+                case .missing: print("  missing: \(folder): its folder is gone; the next sync downloads it again")
+                case .damaged(let reason): print("  damaged: \(folder): \(reason); the next sync downloads it again")
+                }
+            }
             for leftover in course.leftovers { print("  leftover: \(leftover): left by a sync that was killed; the next sync removes it") }
         }
         let budget = report.budget.map { "\($0) bytes" } ?? "none"

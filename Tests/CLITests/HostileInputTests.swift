@@ -129,11 +129,18 @@ func expectBuild(_ course: String, status: Int32, mentions fragment: String, sou
     }
 
     /// A 5 GB (sparse) file streams through in bounded memory, as a ZIP64 entry any reader opens.
+    /// 13 MiB of random bytes spread through it keep it within the ratio clients accept (5 GB
+    /// of zeros alone is refused as a zip bomb: `SharedLimitsTests`).
     @Test func aFiveGigabyteFileStreamsWithBoundedMemory() throws {
         let course = try hostileCourse(#"<html url_name="huge"/>"#, ["html/huge.xml": #"<html filename="huge"/>"#, "html/huge.html": #"<a href="/static/huge.log">log</a>"#])
         #expect(FileManager.default.createFile(atPath: course + "/static/huge.log", contents: nil))
         let handle = try #require(FileHandle(forWritingAtPath: course + "/static/huge.log"))
         try handle.truncate(atOffset: 5 << 30)
+        var rng = SystemRandomNumberGenerator()
+        for chunk in 0..<13 {
+            try handle.seek(toOffset: UInt64(chunk) * (400 << 20) + (200 << 20))
+            try handle.write(contentsOf: Data((0..<(1 << 20)).map { _ in UInt8.random(in: 0...255, using: &rng) }))
+        }
         try handle.close()
         let out = TestSupport.temporaryFolder("huge")
         let timed = try TestSupport.run("/usr/bin/time", ["-f", "%M", TestSupport.coursepackBinary, "build", course, "--out", out, "-q"])

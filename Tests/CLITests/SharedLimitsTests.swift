@@ -1,0 +1,172 @@
+import Foundation
+import Manifest
+import Testing
+import TestSupport
+
+/// The builder and the client agree on what a publish may hold (issue 29, findings 10 and 11):
+/// one definition of the limits (`ArchiveLimits`) and of entry names (`EntryName`), so a build
+/// never publishes a block every client refuses, and names that break line-based state are
+/// refused on both sides.
+@Suite(.serialized) struct SharedLimitsTests {
+    /// `coursepack` with `COURSEPACK_LOWER_LIMITS` set (the hook that lowers the shared limits
+    /// for builder and client alike).
+    static func coursepack(_ arguments: [String], lowering limits: String) throws -> TestSupport.ProcessResult {
+        try TestSupport.run("/usr/bin/env", ["COURSEPACK_LOWER_LIMITS=\(limits)", TestSupport.coursepackBinary] + arguments)
+    }
+
+    /// A course whose block `data` links the static files `files` (name → size of zeros, made
+    /// sparse with truncate so that gigabytes cost nothing); into `course` when given.
+    @discardableResult
+    static func courseLinking(_ files: [String: UInt64], into course: String? = nil) throws -> String {
+        let links = files.keys.sorted().map { "<a href=\"/static/\($0)\">\($0)</a>" }.joined()
+        let page = ["html/data.xml": #"<html filename="data"/>"#, "html/data.html": "<p>\(links)</p>"]
+        let root: String
+        if let course {
+            try TestSupport.write(page, under: course)
+            root = course
+        } else {
+            root = try hostileCourse(#"<html url_name="data"/>"#, page)
+        }
+        for (name, size) in files {
+            let path = root + "/static/" + name
+            #expect(FileManager.default.createFile(atPath: path, contents: nil))
+            #expect(truncate(path, off_t(size)) == 0)
+        }
+        return root
+    }
+
+    static let dataBlock = "block-v1:O+N+r+type@html+block@data"
+
+    /// Entries and their total size in an archive, read by Python's zipfile.
+    static func contents(of archive: String) throws -> (entries: Int, total: UInt64) {
+        let python = try #require(TestSupport.which("python3"))
+        let script = "import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); print(len(z.infolist()), sum(i.file_size for i in z.infolist()))"
+        let fields = try TestSupport.run(python, ["-c", script, archive]).stdout.split(separator: " ").map { UInt64($0.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0 }
+        return (Int(fields.first ?? 0), fields.last ?? 0)
+    }
+
+    /// Builds with `initial`, then with `files`, under the limits `lowering` gives for the
+    /// first archive's contents: the block fails, naming itself, the file and the client's
+    /// refusal; the previous archive and manifest entry stay, and what was published syncs.
+    func expectRefused(
+        _ files: [String: UInt64], initial: [String: UInt64]? = nil, mentioning: [String],
+        lowering: ((entries: Int, total: UInt64)) -> String = { _ in "" }
+    ) throws {
+        let course = try Self.courseLinking(initial ?? Dictionary(uniqueKeysWithValues: files.keys.map { ($0, 10) }))
+        let out = TestSupport.temporaryFolder("limits") + "/out"
+        #expect(try TestSupport.coursepack(["build", course, "--out", out, "-q"]).status == 0)
+        let limits = lowering(try Self.contents(of: out + "/html/data.zip"))
+        #expect(try Self.coursepack(["build", course, "--out", out, "-q"], lowering: limits).status == 0, "the first archive is within \(limits)")
+        let before = try #require(try ManifestFile.read(out + "/manifest.json")).blocks.first { $0.usageID == Self.dataBlock }
+        let archive = TestSupport.read(out + "/html/data.zip")
+        try Self.courseLinking(files, into: course)
+        let built = try Self.coursepack(["build", course, "--out", out], lowering: limits)
+        #expect(built.status == 1, "\(built.stderr)")
+        for fragment in [Self.dataBlock, "a client would refuse this archive"] + mentioning {
+            #expect(built.stderr.contains(fragment), "\(fragment) in \(built.stderr)")
+        }
+        #expect(try #require(try ManifestFile.read(out + "/manifest.json")).blocks.first { $0.usageID == Self.dataBlock } == before)
+        // A Bool: a failed comparison of two archives' bytes would print megabytes.
+        let kept = TestSupport.read(out + "/html/data.zip") == archive
+        #expect(kept, "the previous archive is kept")
+        #expect(try TestSupport.coursepack(["verify", out]).status == 0)
+        let target = TestSupport.temporaryFolder("limits") + "/device"
+        let sync = try Self.coursepack(["sync", out, "--to", target], lowering: limits)
+        #expect(sync.status == 0, "the client accepts all that was published: \(sync.stderr)")
+    }
+
+    /// The plain attack: 2 GB of zeros deflate 1000:1, past the client's ratio.
+    @Test func aTwoGigabyteCompressibleFileIsRefusedByTheBuilderAsTheClientWouldRefuseIt() throws {
+        try expectRefused(["zeros.log": 2 << 30], mentioning: ["static/zeros.log", "zip bomb"])
+    }
+
+    /// Just past the ratio, small: 600 KB of zeros (the allowance covers short pages only).
+    @Test func aSmallEntryJustPastTheRatioIsRefused() throws {
+        try expectRefused(["zeros.txt": 600 << 10], mentioning: ["static/zeros.txt", "zip bomb"])
+    }
+
+    /// Many entries each within the ratio (thanks to the allowance), a bomb together.
+    @Test func manyEntriesEachWithinTheRatioButABombTogetherAreRefused() throws {
+        let files = Dictionary(uniqueKeysWithValues: (0..<60).map { ("part\($0).txt", UInt64(60 << 10)) })
+        try expectRefused(files, mentioning: ["entries claim"])
+    }
+
+    /// Lowered limits, the same for both sides: one entry more than the client takes, and a
+    /// total one byte over.
+    @Test func oneEntryOrOneByteMoreThanTheClientTakesIsRefused() throws {
+        try expectRefused(["f0.bin": 100, "f1.bin": 100], initial: ["f0.bin": 100], mentioning: ["entries"]) { "entries=\($0.entries)" }
+        try expectRefused(["f0.bin": 10 + 1001], mentioning: ["entries total more than"]) { "total=\($0.total + 1000)" }
+    }
+
+    /// A manifest one byte over what clients take is not written; exactly at it, it is, and
+    /// the client (with the same limit) takes it.
+    @Test func aManifestLargerThanClientsTakeIsNotWritten() throws {
+        let course = try hostileCourse("")
+        let out = TestSupport.temporaryFolder("limits") + "/out"
+        #expect(try TestSupport.coursepack(["build", course, "--out", out, "-q"]).status == 0)
+        let size = TestSupport.read(out + "/manifest.json").count
+        let target = TestSupport.temporaryFolder("limits") + "/device"
+        let refused = try Self.coursepack(["sync", out, "--to", target], lowering: "manifest=\(size - 1)")
+        #expect(refused.status == 2 && refused.stderr.contains("manifest larger than \(size - 1) bytes"), "\(refused.stderr)")
+        #expect(try Self.coursepack(["sync", out, "--to", target], lowering: "manifest=\(size)").status == 0)
+
+        // One more block: a larger manifest, refused by the builder under the old one's size.
+        let before = TestSupport.read(out + "/manifest.json")
+        try TestSupport.write(["vertical/v.xml": #"<vertical><html url_name="good"/><html url_name="more"/></vertical>"#,
+                               "html/more.xml": #"<html filename="good"/>"#], under: course)
+        let over = try Self.coursepack(["build", course, "--out", out], lowering: "manifest=\(size)")
+        #expect(over.status == 2, "\(over.stderr)")
+        #expect(over.stderr.contains("more than the \(size) a client accepts"), "\(over.stderr)")
+        let kept = TestSupport.read(out + "/manifest.json") == before
+        #expect(kept, "the previous manifest is kept")
+        #expect(try TestSupport.coursepack(["build", course, "--out", out, "-q"]).status == 0)
+    }
+
+    /// Finding 11's plain attack and its variants: archives whose entry names hold a newline,
+    /// tab, CR, DEL, a C1 control or ESC are refused by the client (the block fails, the
+    /// others install and verify), and the builder refuses such a static file.
+    @Test(arguments: ["a\nb.html", "a\tb.html", "a\rb.html", "a\u{7F}b.html", "a\u{85}b.html", "static/\u{1B}[2Jx.css"])
+    func namesWithControlCharactersAreRefusedOnBothSides(name: String) throws {
+        let published = try ClientTargetTests.publish(TestSupport.exampleCourse)
+        let python = try #require(TestSupport.which("python3"))
+        let script = """
+            import hashlib, json, sys, zipfile
+            out, name = sys.argv[1], sys.argv[2]
+            path = out + "/html/welcome_page.zip"
+            with zipfile.ZipFile(path, "a") as z:
+                z.writestr(name, "<p>planted</p>")
+            data = open(path, "rb").read()
+            m = json.load(open(out + "/manifest.json"))
+            for b in m["blocks"]:
+                if b.get("archive") == "html/welcome_page.zip":
+                    b["sha256"] = hashlib.sha256(data).hexdigest(); b["size"] = len(data)
+                    b["offline_download"]["file_size"] = len(data)
+            json.dump(m, open(out + "/manifest.json", "w"))
+            """
+        let planted = try TestSupport.run(python, ["-c", script, published, name])
+        #expect(planted.status == 0, "\(planted.stderr)")
+        let target = TestSupport.temporaryFolder("names") + "/device"
+        let sync = try TestSupport.coursepack(["sync", published, "--to", target])
+        #expect(sync.status == 1, "\(sync.stdout) \(sync.stderr)")
+        #expect(sync.stderr.contains("html/welcome_page.zip") && sync.stderr.contains("control character"), "\(sync.stderr)")
+        #expect(!sync.stderr.contains("\u{1B}"), "no terminal escape reaches the terminal")
+        #expect(!FileManager.default.fileExists(atPath: target + exampleFolder + "/html/welcome_page"))
+        #expect(FileManager.default.fileExists(atPath: target + exampleFolder + "/html/handout_page/index.html"))
+        let verify = try TestSupport.coursepack(["status", target, "--verify"])
+        #expect(!verify.stdout.contains("damaged:"), "\(verify.stdout)")
+
+        // The builder: a static file of that name, linked from a page, fails its block.
+        let file = name.hasPrefix("static/") ? String(name.dropFirst(7)) : name
+        let course = try hostileCourse(
+            #"<html url_name="named"/>"#,
+            ["html/named.xml": #"<html filename="named"/>"#,
+             "html/named.html": "<a href=\"/static/\(file.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")\">x</a>",
+             "static/" + file: "data"])
+        let out = TestSupport.temporaryFolder("names") + "/out"
+        let built = try TestSupport.coursepack(["build", course, "--out", out])
+        #expect(built.stderr.contains("control character"), "\(built.stderr)")
+        #expect(!built.stderr.contains("\u{1B}"), "no terminal escape reaches the terminal")
+        let manifest = try #require(try ManifestFile.read(out + "/manifest.json"))
+        #expect(manifest.blocks.contains { $0.usageID.hasSuffix("block@good") && $0.archive != nil })
+    }
+}
