@@ -35,6 +35,7 @@ let package = Package(
         .target(name: "FileSystem", dependencies: ["CFileCalls", .product(name: "Crypto", package: "swift-crypto")]),
         .target(name: "ZipArchive", dependencies: ["ZlibStream", "FileSystem"]),
         .target(name: "ParallelMap"),
+        .target(name: "SafeText"),
         .target(name: "CourseExport", dependencies: ["ZlibStream", "ParallelMap"]),
         .target(name: "LinkRewriter"),
         .target(name: "CourseSearch", dependencies: ["LinkRewriter", "Manifest"]),
@@ -50,7 +51,7 @@ let package = Package(
         .target(name: "CFileCalls"),
         .target(
             name: "SyncClient",
-            dependencies: ["Manifest", "ZipArchive", "ZlibStream", "FileSystem", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["Manifest", "ZipArchive", "ZlibStream", "FileSystem", "SafeText", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .target(name: "IncrementalBuild", dependencies: ["FileSystem", "ParallelMap", "ZlibStream", .product(name: "Crypto", package: "swift-crypto")]),
         .target(
@@ -74,7 +75,7 @@ let package = Package(
             name: "StoragePublisher",
             dependencies: ["AWSSigV4", "Manifest", "FileSystem", .product(name: "Crypto", package: "swift-crypto")]
         ),
-        .target(name: "CommandLineSupport", dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")]),
+        .target(name: "CommandLineSupport", dependencies: ["SafeText", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .executableTarget(
             name: "coursepack",
             dependencies: [
@@ -85,7 +86,7 @@ let package = Package(
         .executableTarget(
             name: "coursepack-sync",
             dependencies: [
-                "SyncClient", "ClientTarget", "Manifest", "CommandLineSupport", "StoragePublisher",
+                "SyncClient", "ClientTarget", "Manifest", "CommandLineSupport", "StoragePublisher", "SafeText",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

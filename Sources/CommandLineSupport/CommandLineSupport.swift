@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SafeText
 
 // What every coursepack executable shares: exit statuses, how errors end a command, and the
 // progress line.
@@ -25,7 +26,7 @@ extension ParsableCommand {
         } catch {
             let code = exitCode(for: error)
             if code == .success || error is ExitCode { exit(withError: error) }
-            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+            printError(fullMessage(for: error))
             Foundation.exit(code == .validationFailure ? ExitStatus.badInput : code.rawValue)
         }
     }
@@ -53,9 +54,15 @@ public func orExitBadInput<T>(cleanup: () -> Void = {}, _ body: () async throws 
     }
 }
 
-/// Prints to standard error, where diagnostics belong.
+/// Prints to standard error, where diagnostics belong. Messages name files, ids and values from
+/// course content, servers and the LMS: no control character of theirs reaches the terminal.
 public func printError(_ message: String) {
-    FileHandle.standardError.write(Data((message + "\n").utf8))
+    FileHandle.standardError.write(Data((RemoteText.printable(message) + "\n").utf8))
+}
+
+/// Prints a line of a command's output to standard output, cleaned as `printError` cleans.
+public func printOutput(_ text: String) {
+    print(RemoteText.printable(text))
 }
 
 /// A one-line progress bar on a terminal; nothing otherwise (CI logs get the summary).

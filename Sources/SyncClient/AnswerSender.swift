@@ -4,6 +4,7 @@ import Manifest
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import SafeText
 #endif
 
 /// How the learner is signed in to the LMS: taken from a file or the environment, never from a

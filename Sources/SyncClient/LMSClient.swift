@@ -2,6 +2,7 @@ import Foundation
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import SafeText
 #endif
 
 /// The one place credentials may go: the configured LMS's scheme, host and port (and path

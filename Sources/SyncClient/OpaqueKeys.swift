@@ -1,4 +1,5 @@
 import Foundation
+import SafeText
 
 /// Open edX's opaque keys as far as the LMS client puts them into URLs: a course id
 /// (`course-v1:ORG+NUM+RUN`, legacy `ORG/NUM/RUN`) and a usage id of that course

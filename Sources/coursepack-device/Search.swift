@@ -38,19 +38,19 @@ struct Search: ParsableCommand {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
             let data = try encoder.encode(SearchOutput(query: query, results: results))
-            print(String(decoding: data, as: UTF8.self))
+            printOutput(String(decoding: data, as: UTF8.self))
             return
         }
-        if results.isEmpty { print("no blocks match \(query)") }
+        if results.isEmpty { printOutput("no blocks match \(query)") }
         for (number, result) in results.enumerated() {
             let where_ = result.path.isEmpty ? "" : "  (" + result.path.joined(separator: " › ") + ")"
-            print("\(number + 1). \(result.title.isEmpty ? result.type : result.title)\(where_)")
+            printOutput("\(number + 1). \(result.title.isEmpty ? result.type : result.title)\(where_)")
             switch result.state {
-            case "installed": print("   \(result.page ?? "")")
-            case "not_installed": print("   not on this device: \(result.usageID)")
-            default: print("   online only: \(result.usageID)")
+            case "installed": printOutput("   \(result.page ?? "")")
+            case "not_installed": printOutput("   not on this device: \(result.usageID)")
+            default: printOutput("   online only: \(result.usageID)")
             }
-            if !result.snippet.isEmpty { print("   \(result.snippet)") }
+            if !result.snippet.isEmpty { printOutput("   \(result.snippet)") }
         }
     }
 }

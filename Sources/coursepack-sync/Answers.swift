@@ -4,6 +4,7 @@ import Foundation
 import Manifest
 import ClientTarget
 import SyncClient
+import SafeText
 
 struct Answers: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -25,7 +26,7 @@ struct Answers: ParsableCommand {
             let data = add == "-" ? FileHandle.standardInput.readDataToEndOfFile() : FileManager.default.contents(atPath: add)
             do {
                 let entry = try clientTarget.recordAnswer(data ?? Data())
-                print("recorded \(RemoteText.clean(entry.id, limit: 200)) for \(RemoteText.clean(entry.usageID, limit: 500))")
+                printOutput("recorded \(RemoteText.clean(entry.id, limit: 200)) for \(RemoteText.clean(entry.usageID, limit: 500))")
             } catch {
                 printError("error: \(add): \(RemoteText.clean("\(error)", limit: 1000))")
                 throw ExitCode(ExitStatus.badInput)
@@ -40,14 +41,14 @@ struct Answers: ParsableCommand {
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            print(String(decoding: (try? encoder.encode(entries)) ?? Data("[]".utf8), as: UTF8.self))
+            printOutput(String(decoding: (try? encoder.encode(entries)) ?? Data("[]".utf8), as: UTF8.self))
             return
         }
         for entry in entries {
-            print("\(entry.state.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)) \(entry.timestamp)  \(entry.usageID)  \(entry.fields.count) fields\(entry.message.map { "  (\($0))" } ?? "")")
+            printOutput("\(entry.state.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)) \(entry.timestamp)  \(entry.usageID)  \(entry.fields.count) fields\(entry.message.map { "  (\($0))" } ?? "")")
         }
         let counts = Dictionary(grouping: entries, by: \.state).mapValues(\.count)
-        print("\(entries.count) answers: " + ["pending", "sending", "sent", "conflict", "rejected"].map { "\(counts[AnswerEntry.State(rawValue: $0)!] ?? 0) \($0)" }.joined(separator: ", "))
+        printOutput("\(entries.count) answers: " + ["pending", "sending", "sent", "conflict", "rejected"].map { "\(counts[AnswerEntry.State(rawValue: $0)!] ?? 0) \($0)" }.joined(separator: ", "))
     }
 
     static func printable(_ entry: AnswerEntry) -> AnswerEntry {

@@ -25,7 +25,7 @@ struct Status: ParsableCommand {
         let clientTarget = try existingTarget(target)
         let report = try orExitBadInput { try clientTarget.status(readingBytes: verify) }
         for course in report.courses {
-            print("course \(course.folder)  \(course.courseID)  \(course.title)")
+            printOutput("course \(course.folder)  \(course.courseID)  \(course.title)")
             if blocks {
                 for block in course.blocks {
                     let state: String
@@ -35,29 +35,29 @@ struct Status: ParsableCommand {
                     case nil: state = block.present ? "present " : (block.offline ? "absent  " : "online  ")
                     }
                     let used = block.lastUse.map { "  last use \(Self.time($0))" } ?? ""
-                    print("  \(state)  \(block.type)  \(block.present ? "\(block.bytes) bytes" : "-")\(block.pinned ? "  pinned" : "")\(used)  \(block.displayName)")
+                    printOutput("  \(state)  \(block.type)  \(block.present ? "\(block.bytes) bytes" : "-")\(block.pinned ? "  pinned" : "")\(used)  \(block.displayName)")
                 }
             }
             let pins = course.pins.isEmpty ? "none" : course.pins.joined(separator: " ")
             let last = course.lastUse.map(Self.time) ?? "never"
-            print("  \(course.presentBlocks) blocks present of \(course.offlineBlocks) offline, \(course.bytes) bytes on disk, pins: \(pins), last use: \(last), published \(course.publishedAt)")
+            printOutput("  \(course.presentBlocks) blocks present of \(course.offlineBlocks) offline, \(course.bytes) bytes on disk, pins: \(pins), last use: \(last), published \(course.publishedAt)")
             for block in course.blocks {
                 switch block.damage {
-                case .missing?: print("  missing: \(block.usageID): its folder is gone; the next sync downloads it again")
-                case .damaged(let reason)?: print("  damaged: \(block.usageID): \(reason); the next sync downloads it again")
+                case .missing?: printOutput("  missing: \(block.usageID): its folder is gone; the next sync downloads it again")
+                case .damaged(let reason)?: printOutput("  damaged: \(block.usageID): \(reason); the next sync downloads it again")
                 case nil: break
                 }
             }
             for (folder, damage) in course.sharedDamage {
                 switch damage {
-                case .missing: print("  missing: \(folder): its folder is gone; the next sync downloads it again")
-                case .damaged(let reason): print("  damaged: \(folder): \(reason); the next sync downloads it again")
+                case .missing: printOutput("  missing: \(folder): its folder is gone; the next sync downloads it again")
+                case .damaged(let reason): printOutput("  damaged: \(folder): \(reason); the next sync downloads it again")
                 }
             }
-            for leftover in course.leftovers { print("  leftover: \(leftover): left by a sync that was killed; the next sync removes it") }
+            for leftover in course.leftovers { printOutput("  leftover: \(leftover): left by a sync that was killed; the next sync removes it") }
         }
         let budget = report.budget.map { "\($0) bytes" } ?? "none"
-        print("\(report.courses.count) course\(report.courses.count == 1 ? "" : "s"), \(report.bytes) bytes on disk, budget: \(budget)")
+        printOutput("\(report.courses.count) course\(report.courses.count == 1 ? "" : "s"), \(report.bytes) bytes on disk, budget: \(budget)")
     }
 
     static func time(_ seconds: Double) -> String {
@@ -78,6 +78,6 @@ struct Open: ParsableCommand {
     func run() throws {
         let clientTarget = try existingTarget(target)
         let path = try orExitBadInput { try clientTarget.markOpened(block) }
-        print(path)
+        printOutput(path)
     }
 }

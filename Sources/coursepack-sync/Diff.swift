@@ -34,14 +34,14 @@ struct Diff: AsyncParsableCommand {
                 "bytes_to_download": diff.bytesToDownload,
             ]
             let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
-            print(String(decoding: data, as: UTF8.self))
+            printOutput(String(decoding: data, as: UTF8.self))
             return
         }
         for (label, blocks) in [("added", diff.added), ("changed", diff.changed), ("removed", diff.removed)] {
             for block in blocks {
-                print("\(label)  \(block.usageID)  \(block.displayName ?? "")  \(block.size.map { "\($0) bytes" } ?? "")")
+                printOutput("\(label)  \(block.usageID)  \(block.displayName ?? "")  \(block.size.map { "\($0) bytes" } ?? "")")
             }
         }
-        print("\(diff.added.count) added, \(diff.changed.count) changed, \(diff.removed.count) removed, \(diff.unchanged.count) unchanged; \(diff.bytesToDownload) bytes to download")
+        printOutput("\(diff.added.count) added, \(diff.changed.count) changed, \(diff.removed.count) removed, \(diff.unchanged.count) unchanged; \(diff.bytesToDownload) bytes to download")
     }
 }

@@ -103,12 +103,12 @@ struct Publish: AsyncParsableCommand {
         }
         let verb = dryRun ? "would upload" : "uploaded"
         for upload in outcome.uploads {
-            print("\(dryRun ? "upload  " : "uploaded")  \(upload.key)  \(upload.bytes) bytes  (\(upload.reason)\(upload.stagedAs.map { ", staged as \($0)" } ?? ""))")
+            printOutput("\(dryRun ? "upload  " : "uploaded")  \(upload.key)  \(upload.bytes) bytes  (\(upload.reason)\(upload.stagedAs.map { ", staged as \($0)" } ?? ""))")
         }
-        for key in outcome.deleted { print("\(dryRun ? "delete  " : "deleted ")  \(key)") }
-        for item in outcome.scheduledDeletions { print("keep      \(item.key)  until \(item.deleteAfter)") }
+        for key in outcome.deleted { printOutput("\(dryRun ? "delete  " : "deleted ")  \(key)") }
+        for item in outcome.scheduledDeletions { printOutput("keep      \(item.key)  until \(item.deleteAfter)") }
         for warning in outcome.warnings { printError("warning: \(warning)") }
-        print("coursepack: \(outcome.courseID): manifest at \(outcome.manifest)")
-        print("coursepack: \(dryRun ? "dry run, " : "")\(outcome.target): \(verb) \(outcome.uploads.count) archives (\(outcome.uploads.reduce(0) { $0 + $1.bytes }) bytes), \(outcome.unchanged) unchanged, manifest \(outcome.manifestUploaded ? (dryRun ? "would be replaced" : "replaced") : "unchanged"), \(outcome.deleted.count) deleted, \(outcome.scheduledDeletions.count) kept for the grace period, in \(String(format: "%.2f", outcome.seconds)) s")
+        printOutput("coursepack: \(outcome.courseID): manifest at \(outcome.manifest)")
+        printOutput("coursepack: \(dryRun ? "dry run, " : "")\(outcome.target): \(verb) \(outcome.uploads.count) archives (\(outcome.uploads.reduce(0) { $0 + $1.bytes }) bytes), \(outcome.unchanged) unchanged, manifest \(outcome.manifestUploaded ? (dryRun ? "would be replaced" : "replaced") : "unchanged"), \(outcome.deleted.count) deleted, \(outcome.scheduledDeletions.count) kept for the grace period, in \(String(format: "%.2f", outcome.seconds)) s")
     }
 }

@@ -87,7 +87,7 @@ struct Sync: AsyncParsableCommand {
             let folder = try await orExitBadInput { () async throws -> String in
                 let server = try await SyncClient.serverManifest(SyncSource(source), timeouts: network.timeouts)
                 for folder in try clientTarget.coursesReplaced(by: server.courseID, from: SyncSource(source), replacing: replaceCourse) {
-                    print("replace   \(folder)  (the course this source served before)")
+                    printOutput("replace   \(folder)  (the course this source served before)")
                 }
                 return try clientTarget.courseFolder(for: server.courseID)
             }
@@ -95,10 +95,10 @@ struct Sync: AsyncParsableCommand {
             options.replaceCourse = replaceCourse
             let client = SyncClient(options: options)
             let (plan, _) = try await orExitBadInput { try await client.plan() }
-            for block in plan.new { print("new       \(block.archive ?? "")  \(block.size ?? 0) bytes  \(block.displayName ?? "")") }
-            for block in plan.outdated { print("outdated  \(block.archive ?? "")  \(block.size ?? 0) bytes  \(block.displayName ?? "")") }
-            for block in plan.removed { print("remove    \(block.archive ?? "")  \(block.size ?? 0) bytes  \(block.displayName ?? "")") }
-            print("plan: \(plan.downloads.count) blocks to download (\(plan.bytesToDownload) bytes), \(plan.removed.count) to delete (\(plan.bytesToDelete) bytes), \(plan.unchanged.count) unchanged")
+            for block in plan.new { printOutput("new       \(block.archive ?? "")  \(block.size ?? 0) bytes  \(block.displayName ?? "")") }
+            for block in plan.outdated { printOutput("outdated  \(block.archive ?? "")  \(block.size ?? 0) bytes  \(block.displayName ?? "")") }
+            for block in plan.removed { printOutput("remove    \(block.archive ?? "")  \(block.size ?? 0) bytes  \(block.displayName ?? "")") }
+            printOutput("plan: \(plan.downloads.count) blocks to download (\(plan.bytesToDownload) bytes), \(plan.removed.count) to delete (\(plan.bytesToDelete) bytes), \(plan.unchanged.count) unchanged")
             return
         }
         var answersKept = false
@@ -119,19 +119,19 @@ struct Sync: AsyncParsableCommand {
             try await clientTarget.sync(request) { done, total in progress.update(done, of: total) }
         }
         progress.finish()
-        if report.migrated { print("coursepack: moved the course synced here before into \(target)/\(report.courseFolder)/") }
-        for course in report.replacedCourses { print("coursepack: replaced course \(course), which this source served before (--replace-course)") }
-        for line in report.repairs { print("repaired: \(line)") }
+        if report.migrated { printOutput("coursepack: moved the course synced here before into \(target)/\(report.courseFolder)/") }
+        for course in report.replacedCourses { printOutput("coursepack: replaced course \(course), which this source served before (--replace-course)") }
+        for line in report.repairs { printOutput("repaired: \(line)") }
         guard let summary = report.summary else { return }
-        for leftover in summary.leftoversRemoved { print("repaired: \(report.courseFolder)/\(leftover): removed, left by a sync that was killed") }
+        for leftover in summary.leftoversRemoved { printOutput("repaired: \(report.courseFolder)/\(leftover): removed, left by a sync that was killed") }
         for failure in summary.failures { printError("error: \(failure.usageID): \(failure.error)") }
         let megabytes = Double(summary.downloadedBytes) / 1_048_576
         var extra = ""
         if !report.evicted.isEmpty { extra += ", \(report.evicted.count) evicted (least recently used)" }
         if !report.overBudget.isEmpty { extra += ", \(report.overBudget.count) asked for but over the budget" }
         if !report.repairs.isEmpty { extra += ", \(report.repairs.count) repairs" }
-        print("coursepack: synced \(target)/\(report.courseFolder): \(summary.downloadedBlocks) blocks downloaded (\(summary.downloadedBytes) bytes, \(String(format: "%.1f", megabytes)) MB), \(summary.plan.unchanged.count) unchanged, \(summary.removedBlocks) removed\(extra), \(summary.failures.count) failed in \(String(format: "%.2f", summary.seconds)) s\(summary.manifestNotModified ? " (manifest not modified)" : "")")
-        if let budget = report.budget { print("storage: \(report.installedBytes) of \(budget) bytes used") }
+        printOutput("coursepack: synced \(target)/\(report.courseFolder): \(summary.downloadedBlocks) blocks downloaded (\(summary.downloadedBytes) bytes, \(String(format: "%.1f", megabytes)) MB), \(summary.plan.unchanged.count) unchanged, \(summary.removedBlocks) removed\(extra), \(summary.failures.count) failed in \(String(format: "%.2f", summary.seconds)) s\(summary.manifestNotModified ? " (manifest not modified)" : "")")
+        if let budget = report.budget { printOutput("storage: \(report.installedBytes) of \(budget) bytes used") }
         if !summary.failures.isEmpty || answersKept { throw ExitCode(ExitStatus.blocksFailed) }
     }
 }
@@ -153,7 +153,7 @@ extension Sync {
         request.timeouts = network.timeouts
         let report = try await orExitBadInput { try await clientTarget.submitAnswers(request) }
         let outcome = report.answers
-        print("coursepack: answers: \(outcome.sent) sent, \(outcome.conflicts) held (the block changed), \(outcome.rejected) rejected, \(outcome.kept) kept for later")
+        printOutput("coursepack: answers: \(outcome.sent) sent, \(outcome.conflicts) held (the block changed), \(outcome.rejected) rejected, \(outcome.kept) kept for later")
         if let reason = outcome.stopReason { printError("error: answers not sent: \(reason); they are kept") }
         if outcome.signInRequired { printError("error: \(request.origin.base) refused the credentials (401/403): sign in again; the answers are kept") }
         var kept = outcome.kept > 0
@@ -161,9 +161,9 @@ extension Sync {
         case nil:
             break
         case .sent:
-            print("coursepack: progress: \(report.completionsOffered) blocks opened offline sent as completions")
+            printOutput("coursepack: progress: \(report.completionsOffered) blocks opened offline sent as completions")
         case .kept(let reason):
-            print("coursepack: progress: \(report.completionsOffered) completions kept for later (\(reason))")
+            printOutput("coursepack: progress: \(report.completionsOffered) completions kept for later (\(reason))")
             kept = true
         case .signInRequired:
             printError("error: \(request.origin.base) refused the credentials (401/403): sign in again; the completions are kept")

@@ -82,8 +82,8 @@ struct Build: ParsableCommand {
                 printError("warning: … and \(result.warnings.count - shown) more\(report == nil ? " (see --report FILE)" : " in \(report!)")")
             }
             let c = result.counts
-            print("coursepack: \(result.courseID): \(c.built) built, \(c.reused) reused, \(c.removed) removed, \(c.failed) failed, \(c.offlineFalse) online only, \(result.warnings.count) warnings in \(String(format: "%.2f", result.durations.totalSeconds)) s")
-            print("coursepack: bundles in \(out)/, manifest at \(out)/manifest.json")
+            printOutput("coursepack: \(result.courseID): \(c.built) built, \(c.reused) reused, \(c.removed) removed, \(c.failed) failed, \(c.offlineFalse) online only, \(result.warnings.count) warnings in \(String(format: "%.2f", result.durations.totalSeconds)) s")
+            printOutput("coursepack: bundles in \(out)/, manifest at \(out)/manifest.json")
         }
         if let report {
             let encoder = JSONEncoder()

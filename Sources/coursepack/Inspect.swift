@@ -13,17 +13,17 @@ struct Inspect: ParsableCommand {
     func run() throws {
         let (loaded, export) = try orExitBadInput { try CourseLoader.open(course) }
         defer { export.close() }
-        print("\(loaded.id)  \(loaded.displayName)  (language \(loaded.language))")
+        printOutput("\(loaded.id)  \(loaded.displayName)  (language \(loaded.language))")
         let byID = Dictionary(loaded.blocks.map { ($0.usageID, $0) }, uniquingKeysWith: { first, _ in first })
         for block in loaded.blocks.dropFirst() {
             let indent = String(repeating: "  ", count: block.parents.count)
             let parent = block.parents.first.flatMap { byID[$0] }
             let children = block.type == "split_test" ? block.children.compactMap { byID[$0] } : []
-            print("\(indent)\(block.type)  \(block.urlName)  \(block.displayName ?? "")" + Self.groups(of: block, parent: parent, children: children))
+            printOutput("\(indent)\(block.type)  \(block.urlName)  \(block.displayName ?? "")" + Self.groups(of: block, parent: parent, children: children))
         }
         let leaves = loaded.blocks.filter { !$0.isContainer }
         let types = Dictionary(grouping: leaves, by: \.type).map { "\($0.value.count) \($0.key)" }.sorted()
-        print("\(leaves.count) leaf blocks: \(types.joined(separator: ", "))")
+        printOutput("\(leaves.count) leaf blocks: \(types.joined(separator: ", "))")
         for warning in loaded.warnings { printError("warning: \(warning.file): \(warning.message)") }
         for issue in loaded.issues { printError("error: \(issue.file): \(issue.message)") }
         if !loaded.issues.isEmpty { throw ExitCode(ExitStatus.blocksFailed) }

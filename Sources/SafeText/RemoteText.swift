@@ -29,6 +29,12 @@ public enum RemoteText {
         return String(out)
     }
 
+    /// Each line of `text` cleaned as `clean` cleans it, with no length limit: what a command
+    /// prints, whose lines hold names and ids from course content, a server's manifest or the LMS.
+    public static func printable(_ text: String) -> String {
+        text.split(separator: "\n", omittingEmptySubsequences: false).map { clean(String($0), limit: .max) }.joined(separator: "\n")
+    }
+
     /// After ESC: `[` starts a control sequence, `]` `P` `^` `_` a string ended by BEL or ST;
     /// anything else is a two-character escape.
     private static func skipEscape(_ scalars: inout String.UnicodeScalarView.Iterator) {
