@@ -13,7 +13,7 @@ public struct FolderStore: ObjectStore {
     }
 
     public func head(_ key: String) async throws(StoreError) -> StoredObject? {
-        let path = root + "/" + key
+        guard let path = try existingFile(key) else { return nil }
         var info = stat()
         guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
         // A folder holds no metadata: the digest is the file's own.
@@ -21,8 +21,7 @@ public struct FolderStore: ObjectStore {
     }
 
     public func get(_ key: String) async throws(StoreError) -> Data? {
-        let path = root + "/" + key
-        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        guard let path = try existingFile(key) else { return nil }
         guard let data = FileManager.default.contents(atPath: path) else { throw .file(path: path, reason: "cannot be read") }
         return data
     }
@@ -54,7 +53,7 @@ public struct FolderStore: ObjectStore {
     }
 
     public func delete(_ key: String) async throws(StoreError) {
-        let path = root + "/" + key
+        guard let path = try existingFile(key) else { return }
         guard unlink(path) == 0 || errno == ENOENT else { throw .file(path: path, reason: "cannot be deleted: \(String(cString: strerror(errno)))") }
     }
 
@@ -65,13 +64,8 @@ public struct FolderStore: ObjectStore {
     private func write(
         _ key: String, observer: ((UnsafeRawBufferPointer) -> Void)?, _ body: (OutputFile) throws(FileError) -> Void, check: () -> String?
     ) throws(StoreError) {
-        let path = root + "/" + key
-        let folder = DurableFile.folder(of: path)
-        do {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        } catch {
-            throw .file(path: folder, reason: "cannot be created: \(error.localizedDescription)")
-        }
+        let folder = try realFolder(of: key, creating: true) ?? root
+        let path = folder + "/" + (key.split(separator: "/").last.map(String.init) ?? key)
         let temporary = DurableFile.temporaryPath(beside: path)
         do throws(FileError) {
             let out = try OutputFile(creating: temporary, observer: observer)
@@ -101,6 +95,41 @@ public struct FolderStore: ObjectStore {
         } catch {
             throw .file(path: error.path, reason: "\(error.operation) failed: \(String(cString: strerror(error.errno)))")
         }
+    }
+
+    /// The folder that holds `key`'s file, every folder from the root down a real one, never a
+    /// link: someone who can write to a shared target could plant a link where a course's folder
+    /// (or a type folder) will go, and carry the publish, and later its deletions, out of the
+    /// target. Missing folders are created when `creating`, else the answer is nil.
+    private func realFolder(of key: String, creating: Bool) throws(StoreError) -> String? {
+        var folder = root
+        for part in key.split(separator: "/").dropLast() {
+            folder += "/" + part
+            var info = stat()
+            if lstat(folder, &info) != 0 {
+                guard errno == ENOENT else { throw .file(path: folder, reason: "cannot be read: \(String(cString: strerror(errno)))") }
+                guard creating else { return nil }
+                guard mkdir(folder, 0o755) == 0 || errno == EEXIST, lstat(folder, &info) == 0 else {
+                    throw .file(path: folder, reason: "cannot be created: \(String(cString: strerror(errno)))")
+                }
+            }
+            guard (info.st_mode & S_IFMT) == S_IFDIR else {
+                throw .file(path: folder, reason: "is a symbolic link or not a folder: a publish never writes or deletes through one")
+            }
+        }
+        return folder
+    }
+
+    /// `key`'s path when its folders are real ones and it is there; a link in its place is refused.
+    private func existingFile(_ key: String) throws(StoreError) -> String? {
+        guard let folder = try realFolder(of: key, creating: false) else { return nil }
+        let path = folder + "/" + (key.split(separator: "/").last.map(String.init) ?? key)
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return nil }
+        guard (info.st_mode & S_IFMT) != S_IFLNK else {
+            throw .file(path: path, reason: "is a symbolic link: a publish never reads, writes or deletes through one")
+        }
+        return path
     }
 
     static func sha256(of path: String) throws(StoreError) -> String {
