@@ -1,0 +1,132 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Variants of issue 29's findings that the fixes for the plain attacks do not cover yet, found
+/// by attacking the built programs from outside (a hostile LMS, a hostile manifest server, a
+/// hostile course author). Each test fails on the code as merged and names what it shows.
+extension OutboxTests {
+    // MARK: - A response that never ends (finding 7, in time)
+
+    /// An LMS that answers 200 and then sends one byte every `interval` seconds: no idle timeout
+    /// ever fires, so only a deadline on the whole request ends it. The submit must end within a
+    /// few times its timeouts (here 3 + 3 s), holding the target's lock no longer, and keep the
+    /// answer. Variants: on problem_check, on the completions batch, and a faster trickle.
+    @Test(arguments: [("problem", 1.0), ("completion", 1.0), ("problem", 0.2)])
+    func aTrickledAnswerIsCutWithinItsDeadline(endpoint: String, interval: Double) throws {
+        let (course, published, target, token) = try device()
+        let lms = try startLMS(course: course)
+        defer { #expect(lms.process.stop(), "the fake LMS outlived its test") }
+        #expect(try answer(target, at: "2026-11-23T09:00:01.000Z", fields: ["input_offline_quiz_2_1": "choice_1"]).status == 0)
+        #expect(try TestSupport.coursepack(["open", target, Self.quiz]).status == 0)
+        try lms.fail([endpoint == "problem" ? Self.quiz : "completion": [["trickle": interval]]])
+        let started = Date()
+        let run = try ChildProcess(TestSupport.coursepackBinary, [
+            "sync", published, "--to", target, "--submit", "--lms-url", lms.url, "--lms-token-file", token, "--lms-username", "learner1",
+            "--connect-timeout", "3", "--idle-timeout", "3",
+        ])
+        while run.process.isRunning && Date().timeIntervalSince(started) < 60 { usleep(200_000) }
+        let took = Date().timeIntervalSince(started)
+        let ended = !run.process.isRunning
+        #expect(run.stop(), "the submit could not be stopped")
+        #expect(ended && took < 30, "a trickled \(endpoint) response held the submit (and the target's lock) for \(Int(took)) s and more")
+        if endpoint == "problem" {
+            let kept = try states(target)
+            #expect(kept.allSatisfy { $0.hasSuffix(" pending") }, "\(kept)")
+        }
+    }
+
+    // MARK: - Proxies from the environment (finding 14)
+
+    /// `--lms-url http://127.0.0.1:…` is let through as loopback, but libcurl sends the request,
+    /// bearer token and all, to whatever proxy the environment names, over plain http (a proxy
+    /// on another host reads the token), and the proxy's answer marks it sent. The token must
+    /// reach the configured origin only. Variants: `http_proxy`, `ALL_PROXY`, `all_proxy`, and
+    /// `localhost` instead of the address.
+    @Test(arguments: [("http_proxy", "127.0.0.1"), ("ALL_PROXY", "127.0.0.1"), ("all_proxy", "localhost")])
+    func aProxyFromTheEnvironmentNeverSeesTheToken(variable: String, host: String) throws {
+        let (course, published, target, token) = try device()
+        let lms = try startLMS(course: course)
+        let proxy = try startLMS(course: course)
+        defer { #expect(lms.process.stop() && proxy.process.stop(), "a fake LMS outlived its test") }
+        #expect(try answer(target, at: "2026-11-23T09:00:01.000Z", fields: ["input_offline_quiz_2_1": "choice_1"]).status == 0)
+        let result = try TestSupport.run("/usr/bin/env", [
+            "\(variable)=\(proxy.url)", TestSupport.coursepackBinary, "sync", published, "--to", target, "--submit",
+            "--lms-url", lms.url.replacingOccurrences(of: "127.0.0.1", with: host), "--lms-token-file", token, "--connect-timeout", "3",
+        ])
+        let leaked = proxy.requests().filter { ($0["authorization"] as? String)?.contains(Self.token) == true || $0["usage_id"] is String }
+        #expect(leaked.isEmpty, "the proxy named by \(variable) got the request with the token: \(leaked)")
+        #expect(result.status == 0 && lms.requests().count == 1, "the answer did not reach the configured LMS: \(result.stdout)\(result.stderr)")
+    }
+}
+
+/// Text a hostile manifest server or course author writes (display names, titles) printed by the
+/// CLI: finding 14's rule (control characters from remote text are removed before printing) for
+/// the manifest and the course's own names, not only the LMS's answers.
+@Suite(.serialized) struct TerminalTextTests {
+    /// ESC sequences (an OSC that retitles the terminal, a colour), C1 controls (CSI 0x9B, OSC
+    /// 0x9D) and a bidirectional override.
+    static let hostile = "\u{1B}]0;owned\u{07}\u{1B}[31mRED\u{9B}2J\u{9D}0;pwn\u{9C}\u{202E}GNP"
+
+    static func controls(in text: String) -> [String] {
+        text.unicodeScalars.filter {
+            ($0.value < 0x20 && $0 != "\n") || (0x7F...0x9F).contains($0.value) || (0x202A...0x202E).contains($0.value) || (0x2066...0x2069).contains($0.value)
+        }.map { String(format: "U+%04X", $0.value) }
+    }
+
+    /// The example course, built; `change` edits the published manifest's JSON object.
+    static func published(_ change: (inout [String: Any]) -> Void) throws -> (original: String, hostile: String) {
+        let folder = TestSupport.temporaryFolder("terminal")
+        try TestSupport.copy(TestSupport.exampleCourse, to: folder + "/course")
+        #expect(try TestSupport.coursepack(["build", folder + "/course", "--out", folder + "/published", "-q"]).status == 0)
+        try TestSupport.copy(folder + "/published", to: folder + "/hostile")
+        var manifest = try #require(try JSONSerialization.jsonObject(with: Data(TestSupport.read(folder + "/hostile/manifest.json"))) as? [String: Any])
+        change(&manifest)
+        try TestSupport.writeBytes(Array(try JSONSerialization.data(withJSONObject: manifest)), to: folder + "/hostile/manifest.json")
+        return (folder + "/published", folder + "/hostile")
+    }
+
+    /// A manifest server names every block and outline entry with escapes: `status` (plain,
+    /// `--blocks`, `--verify`) and `diff` print them raw, as `sync` does not.
+    @Test func namesInAHostileManifestAreNotPrintedRaw() throws {
+        let (original, hostile) = try Self.published { manifest in
+            for key in ["blocks", "outline"] {
+                manifest[key] = (manifest[key] as? [[String: Any]] ?? []).enumerated().map { index, entry in
+                    var entry = entry
+                    entry["display_name"] = Self.hostile + ((entry["display_name"] as? String) ?? "")
+                    // Two changed blocks, so `diff` lists them.
+                    if key == "blocks" && index < 2 { entry["content_hash"] = String(repeating: "0", count: 64) }
+                    return entry
+                }
+            }
+        }
+        let target = TestSupport.temporaryFolder("terminal") + "/device"
+        let commands: [[String]] = [
+            ["sync", hostile, "--to", target], ["sync", hostile, "--to", target, "--dry-run"], ["status", target], ["status", target, "--blocks"],
+            ["status", target, "--verify"], ["diff", original, hostile],
+        ]
+        for command in commands {
+            let result = try TestSupport.coursepack(command)
+            #expect(result.status == 0, "\(command): \(result.stderr)")
+            #expect(Self.controls(in: result.stdout + result.stderr).isEmpty, "`\(command.prefix(1).joined()) \(command.dropFirst(2).joined(separator: " "))` printed \(Self.controls(in: result.stdout + result.stderr))")
+        }
+    }
+
+    /// A course author's display name with C1 controls and a bidi override (XML allows both):
+    /// `inspect`, `status --blocks` and `search` print them raw.
+    @Test func namesACourseAuthorWroteAreNotPrintedRaw() throws {
+        let folder = TestSupport.temporaryFolder("terminal")
+        try TestSupport.copy(TestSupport.exampleCourse, to: folder + "/course")
+        let page = folder + "/course/html/welcome_page.xml"
+        let xml = String(decoding: TestSupport.read(page), as: UTF8.self)
+        try #require(xml.contains(#"display_name="Welcome page""#))
+        try TestSupport.writeBytes(Array(xml.replacingOccurrences(of: #"display_name="Welcome page""#, with: #"display_name="&#x9b;2J&#x9d;0;pwn&#x9c;&#x202e;Welcome page""#).utf8), to: page)
+        #expect(try TestSupport.coursepack(["build", folder + "/course", "--out", folder + "/published", "-q"]).status == 0)
+        #expect(try TestSupport.coursepack(["sync", folder + "/published", "--to", folder + "/device"]).status == 0)
+        for command in [["inspect", folder + "/course"], ["status", folder + "/device", "--blocks"], ["search", folder + "/device", "welcome"]] {
+            let result = try TestSupport.coursepack(command)
+            #expect(result.status == 0, "\(command): \(result.stderr)")
+            #expect(Self.controls(in: result.stdout + result.stderr).isEmpty, "`\(command[0])` printed \(Self.controls(in: result.stdout + result.stderr))")
+        }
+    }
+}
