@@ -137,9 +137,17 @@ struct LMSRequest: Sendable {
         queue.maxConcurrentOperationCount = 1
         let session = URLSession(configuration: configuration, delegate: collector, delegateQueue: queue)
         defer { session.finishTasksAndInvalidate() }
+        // URLSession on Linux does not enforce timeoutIntervalForResource: a body trickled a
+        // byte at a time never trips the idle timeout, and would hold the target's lock for good.
+        let deadline = timeout * 2
         return await withCheckedContinuation { continuation in
             queue.addOperation {
-                collector.start(session.dataTask(with: request), continuation: continuation)
+                let task = session.dataTask(with: request)
+                collector.start(task, continuation: continuation)
+                DispatchQueue.global().asyncAfter(deadline: .now() + deadline) {
+                    queue.addOperation { collector.expire(after: deadline) }
+                    task.cancel()
+                }
             }
         }
     }
@@ -156,6 +164,13 @@ final class LMSResponseCollector: NSObject, URLSessionDataDelegate, @unchecked S
 
     init(limit: Int) {
         self.limit = limit
+    }
+
+    /// Set when the request's deadline passed: the failure says so instead of "cancelled".
+    private var expired: TimeInterval?
+
+    func expire(after seconds: TimeInterval) {
+        expired = seconds
     }
 
     func start(_ task: URLSessionDataTask, continuation: CheckedContinuation<LMSRequest.Outcome, Never>) {
@@ -212,7 +227,8 @@ final class LMSResponseCollector: NSObject, URLSessionDataDelegate, @unchecked S
         } else if let status, error == nil || truncated {
             continuation.resume(returning: .answered(status: status, body: body, truncated: truncated))
         } else {
-            continuation.resume(returning: .failed(error?.localizedDescription ?? "no HTTP response"))
+            let reason = expired.map { "no complete answer within \(Int($0)) s" } ?? error?.localizedDescription
+            continuation.resume(returning: .failed(reason ?? "no HTTP response"))
         }
     }
 }
