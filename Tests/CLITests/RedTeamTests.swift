@@ -130,3 +130,28 @@ extension OutboxTests {
         }
     }
 }
+
+/// A manifest server that trickles: the manifest's deadline is reckoned from the manifest size
+/// limit (64 MiB at `--min-speed`, over an hour at the default 16 KiB/s, 18 h at 1,000 B/s), not
+/// from what arrives, so one byte a second holds `sync` and `diff` that long, however short the
+/// timeouts given. A transfer slower than `--min-speed` must be cut once `--connect-timeout`
+/// and one `--idle-timeout` are past, as README says of every transfer. Variants: `sync`,
+/// `sync --dry-run`, `diff`.
+@Suite(.serialized) struct TrickledManifestTests {
+    @Test(arguments: [["sync", "--to", "device"], ["sync", "--to", "device", "--dry-run"], ["diff", "published"]])
+    func aTrickledManifestIsCutAtTheMinimumSpeed(command: [String]) throws {
+        let folder = TestSupport.temporaryFolder("trickle")
+        try TestSupport.copy(TestSupport.exampleCourse, to: folder + "/course")
+        #expect(try TestSupport.coursepack(["build", folder + "/course", "--out", folder + "/published", "-q"]).status == 0)
+        let server = try startFaultServer(serving: folder + "/published", faults: #"{"/manifest.json": {"trickle": 1}}"#)
+        defer { #expect(server.process.stop(), "the fault server outlived its test") }
+        let arguments = [command[0], server.url + "/manifest.json"] + command.dropFirst().map { $0 == "device" || $0 == "published" ? folder + "/" + $0 : $0 }
+        let started = Date()
+        let run = try ChildProcess(TestSupport.coursepackBinary, arguments + ["--connect-timeout", "3", "--idle-timeout", "3", "--min-speed", "1000"])
+        while run.process.isRunning && Date().timeIntervalSince(started) < 40 { usleep(200_000) }
+        let took = Date().timeIntervalSince(started)
+        let ended = !run.process.isRunning
+        #expect(run.stop(), "coursepack could not be stopped")
+        #expect(ended && took < 30, "`\(command[0])` of a manifest trickled at 1 B/s ran \(Int(took)) s and more (--min-speed 1000)")
+    }
+}
