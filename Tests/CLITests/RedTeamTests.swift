@@ -131,6 +131,51 @@ extension OutboxTests {
     }
 }
 
+extension TerminalTextTests {
+    /// Adds a file named `name` to the published `html/welcome_page.zip` and fixes its manifest
+    /// entry (size, sha256), as a hostile publisher would.
+    static func addEntry(named name: String, to published: String) throws {
+        let script = """
+            import hashlib, io, json, sys, zipfile
+            root, name = sys.argv[1], sys.argv[2]
+            path = root + "/html/welcome_page.zip"
+            source = zipfile.ZipFile(path)
+            out = io.BytesIO()
+            with zipfile.ZipFile(out, "w") as packed:
+                for info in source.infolist():
+                    packed.writestr(info, source.read(info))
+                packed.writestr("static/" + name, "x")
+            data = out.getvalue()
+            open(path, "wb").write(data)
+            manifest = json.load(open(root + "/manifest.json"))
+            for block in manifest["blocks"]:
+                if block.get("archive") == "html/welcome_page.zip":
+                    block["size"], block["sha256"] = len(data), hashlib.sha256(data).hexdigest()
+                    block["offline_download"]["file_size"] = len(data)
+            json.dump(manifest, open(root + "/manifest.json", "w"))
+            """
+        let result = try TestSupport.run(try #require(TestSupport.which("python3")), ["-c", script, published, name])
+        #expect(result.status == 0, "\(result.stderr)")
+    }
+
+    /// An archive entry named with a bidirectional override (or an isolate, or one after a C1
+    /// control, whose refusal quotes the rest raw) is installed, and `sync` and `status
+    /// --verify` print its name as it is: `evil<RLO>gpj.exe` shows as `evilexe.jpg`.
+    @Test(arguments: ["evil\u{202E}gpj.exe", "evil\u{2066}gpj.exe", "a\u{85}b\u{202E}gpj.exe"])
+    func anArchiveEntryNameIsNotPrintedRaw(name: String) throws {
+        let (_, hostile) = try Self.published { _ in }
+        try Self.addEntry(named: name, to: hostile)
+        let target = TestSupport.temporaryFolder("terminal") + "/device"
+        let synced = try TestSupport.coursepack(["sync", hostile, "--to", target])
+        #expect(Self.controls(in: synced.stdout + synced.stderr).isEmpty, "`sync` printed \(Self.controls(in: synced.stdout + synced.stderr))")
+        let installed = target + "/CoursepackX+CP101+2026/html/welcome_page/static/" + name
+        guard unlink(installed) == 0 else { return }  // refused, as it may be
+        let status = try TestSupport.coursepack(["status", target, "--verify"])
+        #expect(status.stdout.contains("damaged:"), "\(status.stdout)")
+        #expect(Self.controls(in: status.stdout + status.stderr).isEmpty, "`status --verify` printed \(Self.controls(in: status.stdout + status.stderr))")
+    }
+}
+
 /// A manifest server that trickles: the manifest's deadline is reckoned from the manifest size
 /// limit (64 MiB at `--min-speed`, over an hour at the default 16 KiB/s, 18 h at 1,000 B/s), not
 /// from what arrives, so one byte a second holds `sync` and `diff` that long, however short the
