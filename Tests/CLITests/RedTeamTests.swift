@@ -200,3 +200,27 @@ extension TerminalTextTests {
         #expect(ended && took < 30, "`\(command[0])` of a manifest trickled at 1 B/s ran \(Int(took)) s and more (--min-speed 1000)")
     }
 }
+
+/// A publish target someone else can write to (a shared web root, a mounted share): a link
+/// planted where a course's folder (or one of its type folders) will go is followed, and the
+/// manifest, the record and the archives are written, and later deleted, outside the target.
+/// The folder's name is predictable (`CourseFolder.name`), so it can be planted before the first
+/// publish. Variants: the course folder a link, a type folder a link, the record a link.
+@Suite(.serialized) struct HostilePublishTargetTests {
+    @Test(arguments: ["", "/html", "/.coursepack-publish.json"])
+    func aLinkPlantedInTheTargetIsNotFollowed(planted: String) throws {
+        let folder = TestSupport.temporaryFolder("target")
+        try TestSupport.copy(TestSupport.exampleCourse, to: folder + "/course")
+        #expect(try TestSupport.coursepack(["build", folder + "/course", "--out", folder + "/published", "-q"]).status == 0)
+        let courseFolder = folder + "/target/course-v1_3ACoursepackX_2BCP101_2B2026-484a79eb"
+        try FileManager.default.createDirectory(atPath: planted.isEmpty ? folder + "/target" : courseFolder, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: folder + "/elsewhere", withIntermediateDirectories: true)
+        let elsewhere = planted.hasSuffix(".json") ? folder + "/elsewhere/victim.json" : folder + "/elsewhere"
+        if planted.hasSuffix(".json") { try TestSupport.writeBytes(Array("precious".utf8), to: elsewhere) }
+        try FileManager.default.createSymbolicLink(atPath: courseFolder + planted, withDestinationPath: elsewhere)
+        let result = try TestSupport.coursepack(["publish", folder + "/published", "--to", folder + "/target"])
+        let outside = try FileManager.default.contentsOfDirectory(atPath: folder + "/elsewhere")
+        let victim = planted.hasSuffix(".json") ? String(decoding: TestSupport.read(elsewhere), as: UTF8.self) : "precious"
+        #expect(outside.filter { $0 != "victim.json" }.isEmpty && victim == "precious", "publish wrote through the link at \(planted.isEmpty ? "the course folder" : planted): \(outside), victim: \(victim.prefix(40)) (\(result.stdout)\(result.stderr))")
+    }
+}
