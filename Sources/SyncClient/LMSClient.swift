@@ -118,6 +118,9 @@ struct LMSRequest: Sendable {
     func post(_ url: URL, body: Data, headers: [String: String]) async -> Outcome {
         // Nothing built here leaves the origin; this check keeps it so if that ever changes.
         guard origin.owns(url) else { return .failed("\(url.absoluteString) is not on \(origin.base); not sent") }
+        if origin.scheme == "http", let variable = Self.proxyVariable(for: origin.host) {
+            return .failed("\(variable) names a proxy for plain http to \(origin.host), which would read the credential; not sent (unset it, add the host to no_proxy, or use https)")
+        }
         var built = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
         built.httpMethod = "POST"
         built.httpBody = body
@@ -150,6 +153,21 @@ struct LMSRequest: Sendable {
                 }
             }
         }
+    }
+}
+
+extension LMSRequest {
+    /// The environment variable naming a proxy that libcurl would send a plain http request to
+    /// `host` through, or nil. libcurl reads these itself (URLSession on Linux cannot turn them
+    /// off), and over plain http the proxy reads the credential; over https it only tunnels.
+    /// Like libcurl, `HTTP_PROXY` in capitals is not read for http (httpoxy), and `no_proxy`
+    /// lists hosts and domains that go direct, `*` for all.
+    static func proxyVariable(for host: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        let exceptions = (environment["no_proxy"] ?? environment["NO_PROXY"] ?? "").split(separator: ",").map {
+            $0.trimmingCharacters(in: .whitespaces).lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "."))
+        }
+        if exceptions.contains("*") || exceptions.contains(where: { !$0.isEmpty && (host == $0 || host.hasSuffix("." + $0)) }) { return nil }
+        return ["http_proxy", "all_proxy", "ALL_PROXY"].first { !(environment[$0] ?? "").isEmpty }
     }
 }
 

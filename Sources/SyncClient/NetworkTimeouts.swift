@@ -16,6 +16,14 @@ public struct NetworkTimeouts: Sendable, Equatable {
         self.minimumBytesPerSecond = minimumBytesPerSecond
     }
 
+    /// Bytes a transfer must have received `elapsed` seconds after it started: nothing during
+    /// the time to answer and one idle spell, then the minimum speed. A transfer whose size is
+    /// not known ahead (a manifest, read up to its limit) is held to the speed as it goes, not
+    /// only by a deadline reckoned from the limit.
+    func minimumBytes(after elapsed: Double) -> Double {
+        max(0, elapsed - connect - idle) * max(minimumBytesPerSecond, 1)
+    }
+
     /// The whole transfer of `bytes`: time to answer, time at the minimum speed, and one idle spell.
     func deadline(for bytes: UInt64) -> Double {
         connect + idle + Double(bytes) / max(minimumBytesPerSecond, 1)

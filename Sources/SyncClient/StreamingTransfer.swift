@@ -127,6 +127,8 @@ final class StreamingTransfer: @unchecked Sendable {
                         task.cancel()
                     }
                 }
+                let timeouts = session.timeouts
+                self.scheduleSpeedCheck(at: timeouts.connect + 2 * timeouts.idle, started: .now(), timeouts: timeouts, queue: queue, task: task)
                 // However it trickles, the whole transfer ends by its deadline.
                 DispatchQueue.global().asyncAfter(deadline: .now() + deadline) { [weak self, weak task] in
                     guard let self, let task else { return }
@@ -135,6 +137,25 @@ final class StreamingTransfer: @unchecked Sendable {
                         self.failure = TransferFailure.tooSlow(seconds: deadline)
                         task.cancel()
                     }
+                }
+            }
+        }
+    }
+
+    /// From the time to answer and two idle spells on, once every idle spell: a transfer that
+    /// has received less than the minimum speed allows (`NetworkTimeouts.minimumBytes`) is cut
+    /// as too slow.
+    private func scheduleSpeedCheck(at seconds: Double, started: DispatchTime, timeouts: NetworkTimeouts, queue: OperationQueue, task: URLSessionDataTask) {
+        DispatchQueue.global().asyncAfter(deadline: started + seconds) { [weak self, weak task] in
+            guard let self, let task else { return }
+            queue.addOperation {
+                guard self.continuation != nil, self.failure == nil else { return }
+                let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
+                if Double(self.bytes) < timeouts.minimumBytes(after: elapsed) {
+                    self.failure = TransferFailure.tooSlow(seconds: elapsed)
+                    task.cancel()
+                } else {
+                    self.scheduleSpeedCheck(at: seconds + timeouts.idle, started: started, timeouts: timeouts, queue: queue, task: task)
                 }
             }
         }
