@@ -103,6 +103,14 @@ public struct FolderStore: ObjectStore {
     /// target. Missing folders are created when `creating`, else the answer is nil.
     private func realFolder(of key: String, creating: Bool) throws(StoreError) -> String? {
         var folder = root
+        // The root itself is the operator's (`--to`): made when missing, and it may be a link.
+        if creating {
+            do {
+                try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+            } catch {
+                throw .file(path: root, reason: "cannot be created: \(error.localizedDescription)")
+            }
+        }
         for part in key.split(separator: "/").dropLast() {
             folder += "/" + part
             var info = stat()
