@@ -1,10 +1,10 @@
-import Crypto
+import FileSystem
 import Foundation
 import Manifest
+import SafeText
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
-import SafeText
 #endif
 
 /// How the learner is signed in to the LMS: taken from a file or the environment, never from a
@@ -339,7 +339,7 @@ public struct AnswerSender: Sendable {
     public static func idempotencyKey(for id: String) -> String {
         let plain = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._:+@".unicodeScalars)
         if !id.isEmpty, id.unicodeScalars.count <= 200, id.unicodeScalars.allSatisfy(plain.contains) { return id }
-        return "sha256-" + SHA256.hash(data: Data(id.utf8)).map { String(format: "%02x", $0) }.joined()
+        return "sha256-" + SHA256Hex.of(Array(id.utf8))
     }
 
     private func post(_ entry: AnswerEntry) async -> LMSRequest.Outcome {

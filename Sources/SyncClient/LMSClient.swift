@@ -1,8 +1,8 @@
 import Foundation
+import SafeText
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
-import SafeText
 #endif
 
 /// The one place credentials may go: the configured LMS's scheme, host and port (and path

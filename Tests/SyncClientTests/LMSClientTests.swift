@@ -1,10 +1,10 @@
 import Foundation
 import Manifest
+import SafeText
 import Testing
 import TestSupport
 
 @testable import SyncClient
-import SafeText
 
 /// What the LMS client lets through: ids that become URL path segments, the LMS origin, text the
 /// LMS sends back, the idempotency key. The flush tests post to a real fake LMS on loopback.
