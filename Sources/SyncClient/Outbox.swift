@@ -89,13 +89,21 @@ public struct Outbox: Sendable {
     /// Every answer in its latest state, in timestamp order (ties by id).
     public func entries() -> [AnswerEntry] {
         guard let data = FileManager.default.contents(atPath: path) else { return [] }
+        return Self.latest(in: data).entries
+    }
+
+    /// Each answer's latest record in `journal`'s lines, in timestamp order, and how many lines
+    /// there were: a line cut short by a crash, or damaged, costs that record only.
+    static func latest<Bytes: Collection>(in journal: Bytes) -> (entries: [AnswerEntry], records: Int) where Bytes.Element == UInt8 {
         var latest: [String: AnswerEntry] = [:]
+        var records = 0
         let decoder = JSONDecoder()
-        for line in data.split(separator: UInt8(ascii: "\n")) {
+        for line in journal.split(separator: UInt8(ascii: "\n")) {
+            records += 1
             guard let record = try? decoder.decode(Record.self, from: Data(line)) else { continue }
             latest[record.entry.id] = record.entry
         }
-        return Self.inTimeOrder(Array(latest.values))
+        return (inTimeOrder(Array(latest.values)), records)
     }
 
     /// Records a new answer. Its id must be new; fields must name CAPA inputs; the journal must
@@ -156,16 +164,7 @@ public struct Outbox: Sendable {
     }
 
     private func compact(_ journal: Journal, keepingSettled: Int) throws(OutboxError) -> Bool {
-        let bytes = journal.readAll()
-        var latest: [String: AnswerEntry] = [:]
-        var records = 0
-        let decoder = JSONDecoder()
-        for line in bytes.split(separator: UInt8(ascii: "\n")) {
-            records += 1
-            guard let record = try? decoder.decode(Record.self, from: Data(line)) else { continue }
-            latest[record.entry.id] = record.entry
-        }
-        let ordered = Self.inTimeOrder(Array(latest.values))
+        let (ordered, records) = Self.latest(in: journal.readAll())
         let settled = ordered.filter { $0.state != .pending && $0.state != .sending }
         let dropped = Set(settled.dropLast(max(keepingSettled, 0)).map(\.id))
         let kept = ordered.filter { !dropped.contains($0.id) }
