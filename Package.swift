@@ -32,12 +32,13 @@ let package = Package(
             providers: [.apt(["zlib1g-dev"])]
         ),
         .target(name: "ZlibStream", dependencies: ["CZlib"]),
-        .target(name: "FileSystem", dependencies: ["CFileCalls", .product(name: "Crypto", package: "swift-crypto")]),
-        .target(name: "ZipArchive", dependencies: ["ZlibStream", "FileSystem"]),
+        .target(name: "FileSystem", dependencies: ["Diagnostics", "CFileCalls", .product(name: "Crypto", package: "swift-crypto")]),
+        .target(name: "ZipArchive", dependencies: ["Diagnostics", "ZlibStream", "FileSystem"]),
         .target(name: "ParallelMap"),
         .target(name: "SafeText"),
-        .target(name: "CourseExport", dependencies: ["ZlibStream", "ParallelMap"]),
-        .target(name: "LinkRewriter"),
+        .target(name: "Diagnostics"),
+        .target(name: "CourseExport", dependencies: ["Diagnostics", "ZlibStream", "ParallelMap"]),
+        .target(name: "LinkRewriter", dependencies: ["Diagnostics"]),
         .target(name: "CourseSearch", dependencies: ["LinkRewriter", "Manifest"]),
         .target(
             name: "OfflineSearch",
@@ -45,19 +46,19 @@ let package = Package(
         ),
         .target(
             name: "BlockRenderer",
-            dependencies: ["CourseExport", "LinkRewriter", .product(name: "Mustache", package: "swift-mustache")]
+            dependencies: ["Diagnostics", "CourseExport", "LinkRewriter", .product(name: "Mustache", package: "swift-mustache")]
         ),
-        .target(name: "Manifest", dependencies: ["FileSystem"]),
+        .target(name: "Manifest", dependencies: ["Diagnostics", "FileSystem"]),
         .target(name: "CFileCalls"),
         .target(
             name: "SyncClient",
-            dependencies: ["Manifest", "ZipArchive", "ZlibStream", "FileSystem", "SafeText", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["Diagnostics", "Manifest", "ZipArchive", "ZlibStream", "FileSystem", "SafeText", .product(name: "Crypto", package: "swift-crypto")]
         ),
-        .target(name: "IncrementalBuild", dependencies: ["FileSystem", "ParallelMap", "ZlibStream", .product(name: "Crypto", package: "swift-crypto")]),
+        .target(name: "IncrementalBuild", dependencies: ["Diagnostics", "FileSystem", "ParallelMap", "ZlibStream", .product(name: "Crypto", package: "swift-crypto")]),
         .target(
             name: "Packager",
             dependencies: [
-                "CourseExport", "LinkRewriter", "BlockRenderer", "ZipArchive", "Manifest", "ParallelMap", "FileSystem", "IncrementalBuild",
+                "Diagnostics", "CourseExport", "LinkRewriter", "BlockRenderer", "ZipArchive", "Manifest", "ParallelMap", "FileSystem", "IncrementalBuild",
                 "CourseSearch", "CZlib", "ZlibStream",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
@@ -65,17 +66,17 @@ let package = Package(
         .target(
             name: "CourseServer",
             dependencies: [
-                "ClientTarget", "SyncClient", .product(name: "Hummingbird", package: "hummingbird"),
+                "Diagnostics", "ClientTarget", "SyncClient", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .target(name: "ClientTarget", dependencies: ["SyncClient", "Manifest", "ZipArchive", "FileSystem", "CourseSearch"]),
+        .target(name: "ClientTarget", dependencies: ["Diagnostics", "SyncClient", "Manifest", "ZipArchive", "FileSystem", "CourseSearch"]),
         .target(name: "AWSSigV4", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         .target(
             name: "StoragePublisher",
-            dependencies: ["AWSSigV4", "Manifest", "FileSystem", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["Diagnostics", "AWSSigV4", "Manifest", "FileSystem", .product(name: "Crypto", package: "swift-crypto")]
         ),
-        .target(name: "CommandLineSupport", dependencies: ["SafeText", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+        .target(name: "CommandLineSupport", dependencies: ["SafeText", "Diagnostics", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .executableTarget(
             name: "coursepack",
             dependencies: [
@@ -120,6 +121,7 @@ let package = Package(
                 "coursepack-sync", "coursepack-device",
             ]
         ),
+        .testTarget(name: "DiagnosticsTests", dependencies: ["Diagnostics"]),
         .testTarget(name: "CLITests", dependencies: ["coursepack", "coursepack-sync", "coursepack-device", "Manifest", "TestSupport"]),
     ]
 )

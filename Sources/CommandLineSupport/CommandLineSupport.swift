@@ -1,4 +1,5 @@
 import ArgumentParser
+import Diagnostics
 import Foundation
 import SafeText
 
@@ -26,7 +27,11 @@ extension ParsableCommand {
         } catch {
             let code = exitCode(for: error)
             if code == .success || error is ExitCode { exit(withError: error) }
-            printError(fullMessage(for: error))
+            var message = fullMessage(for: error)
+            if code == .validationFailure, message.hasPrefix("Error: ") {
+                message = "error[\(DiagnosticID.badUsage.code)]: " + message.dropFirst("Error: ".count)
+            }
+            printError(message)
             Foundation.exit(code == .validationFailure ? ExitStatus.badInput : code.rawValue)
         }
     }
@@ -39,7 +44,7 @@ public func orExitBadInput<T>(cleanup: () -> Void = {}, _ body: () throws -> T) 
         return try body()
     } catch {
         cleanup()
-        printError("error: \(error)")
+        printError("\(DiagnosticID.label("error", for: error)): \(error)")
         throw ExitCode(ExitStatus.badInput)
     }
 }
@@ -49,7 +54,7 @@ public func orExitBadInput<T>(cleanup: () -> Void = {}, _ body: () async throws 
         return try await body()
     } catch {
         cleanup()
-        printError("error: \(error)")
+        printError("\(DiagnosticID.label("error", for: error)): \(error)")
         throw ExitCode(ExitStatus.badInput)
     }
 }

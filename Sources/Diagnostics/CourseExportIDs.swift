@@ -1,0 +1,4 @@
+// CP1xx: reading a course export (CourseExport)
+extension DiagnosticID {
+    static let courseExport: [DiagnosticID] = []
+}

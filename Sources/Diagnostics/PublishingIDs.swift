@@ -1,0 +1,4 @@
+// CP4xx: publishing (StoragePublisher)
+extension DiagnosticID {
+    static let publishing: [DiagnosticID] = []
+}
