@@ -96,8 +96,9 @@ struct PageRuntime: Sendable {
         return (RuntimeArchive(archive: archivePath, size: written.size, sha256: sha256, contentHash: contentHash), true)
     }
 
-    /// Renders TeX the way the LMS's MathJax configuration reads it: `\(…\)` inline, `\[…\]` and
-    /// `$$…$$` displayed, and `<script type="math/tex">` elements.
+    /// Renders TeX the way the LMS's MathJax configuration reads it on every page, HTML blocks
+    /// included: `\(…\)` and `[mathjaxinline]…[/mathjaxinline]` inline, `\[…\]`, `$$…$$` and
+    /// `[mathjax]…[/mathjax]` displayed, and `<script type="math/tex">` elements.
     static let mathGlue = #"""
         (function () {
           function render() {
@@ -112,7 +113,9 @@ struct PageRuntime: Sendable {
               delimiters: [
                 { left: "$$", right: "$$", display: true },
                 { left: "\\[", right: "\\]", display: true },
-                { left: "\\(", right: "\\)", display: false }
+                { left: "\\(", right: "\\)", display: false },
+                { left: "[mathjax]", right: "[/mathjax]", display: true },
+                { left: "[mathjaxinline]", right: "[/mathjaxinline]", display: false }
               ],
               ignoredTags: ["script", "noscript", "style", "textarea", "pre", "code", "option"],
               throwOnError: false
