@@ -1,7 +1,7 @@
 import Foundation
 
 /// `manifest.json`: the contract between a publish and its clients. Field names and meanings
-/// are documented in README.md and `schema/manifest.schema.json`.
+/// are documented in docs/formats.md and `schema/manifest.schema.json`.
 public struct CourseManifest: Codable, Sendable, Equatable {
     public static let currentSchemaVersion = 2
 

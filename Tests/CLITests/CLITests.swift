@@ -20,8 +20,8 @@ import TestSupport
         #expect(warnings.contains { ($0["reference"] as? String) == "/static/images/missing-diagram.png" && ($0["file"] as? String) == "html/welcome_page.html" })
     }
 
-    /// Publishing hosts need neither libcurl nor the libraries it loads: only coursepack-sync
-    /// links the HTTP stack, and `coursepack sync`/`diff` hand over to it.
+    /// A host that only builds needs neither libcurl nor the libraries it loads: `coursepack`
+    /// does not link the HTTP stack, and `coursepack sync`/`diff` hand over to coursepack-sync.
     @Test func buildDoesNotLoadTheHTTPStackAndSyncNeedsItsHelper() throws {
         let ldd = try #require(TestSupport.which("ldd"))
         let libraries = try TestSupport.run(ldd, [TestSupport.coursepackBinary]).stdout

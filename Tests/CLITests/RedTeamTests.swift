@@ -184,7 +184,7 @@ extension ManifestTerminalTextTests {
 /// limit (64 MiB at `--min-speed`, over an hour at the default 16 KiB/s, 18 h at 1,000 B/s), not
 /// from what arrives, so one byte a second holds `sync` and `diff` that long, however short the
 /// timeouts given. A transfer slower than `--min-speed` must be cut once `--connect-timeout`
-/// and one `--idle-timeout` are past, as README says of every transfer. Variants: `sync`,
+/// and one `--idle-timeout` are past, as docs/cli.md says of every transfer. Variants: `sync`,
 /// `sync --dry-run`, `diff`.
 @Suite(.serialized) struct TrickledManifestTests {
     @Test(arguments: [["sync", "--to", "device"], ["sync", "--to", "device", "--dry-run"], ["diff", "published"]])

@@ -182,7 +182,7 @@ struct SharedTargetTests {
             #expect(name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }, "\(name)")
             #expect(!name.hasPrefix(".") && name.utf8.count <= 200, "\(name)")
         }
-        // Documented in the README: the demo course's folder.
+        // Documented in docs/publishing.md: the demo course's folder.
         #expect(CourseFolder.name(for: "course-v1:OpenedX+DemoX+DemoCourse").hasPrefix("course-v1_3AOpenedX_2BDemoX_2BDemoCourse-"))
     }
 }

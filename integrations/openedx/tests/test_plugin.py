@@ -63,7 +63,7 @@ def configured(settings, tmp_path):
 
 
 def published_folder(course_id):
-    """The course's folder in the target, as the README documents it (and `publish` makes it):
+    """The course's folder in the target, as docs/publishing.md documents it (and `publish` makes it):
     every UTF-8 byte outside A-Z a-z 0-9 - . (and a leading .) as _XX, then - and 8 hex digits of
     the id's SHA-256 (the whole SHA-256 after the first 100 characters of a longer escaped id)."""
     def keep(index, byte):
