@@ -29,6 +29,7 @@ final class AssetStore: Sendable {
     private let stylesheets = Mutex<[String: RewrittenFile]>([:])
     private let pages = Mutex<[String: RewrittenFile]>([:])
     private let scripts = Mutex<[String: [String]]>([:])
+    private let scriptData = Mutex<[String: ScriptLoadedFiles]>([:])
     private let previousHashes: FileHashCache
     private let stamps = Mutex<[String: FileHashCache.Record]>([:])
     private let preparedBytes = Mutex(0)
@@ -83,6 +84,17 @@ final class AssetStore: Sendable {
         if ExternalResource.needsLMSPage(script: text) { needs.insert("lms:static/" + staticPath, at: 0) }
         scripts.withLock { $0[staticPath] = needs }
         return needs
+    }
+
+    /// The course files a bundled script loads by name (see ScriptLoadedFiles).
+    func scriptLoadedFiles(_ staticPath: String) throws -> ScriptLoadedFiles {
+        if let known = scriptData.withLock({ $0[staticPath] }) { return known }
+        let text = try export.read("static/" + staticPath)
+        var files = ScriptLoadedFiles()
+        let folder = staticPath.lastIndex(of: "/").map { String(staticPath[..<$0]) } ?? ""
+        files.add(namedIn: text[...], folder: folder, export: export)
+        scriptData.withLock { $0[staticPath] = files }
+        return files
     }
 
     func filePath(_ staticPath: String) throws -> String {

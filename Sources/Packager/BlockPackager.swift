@@ -84,7 +84,7 @@ struct BlockPackager: Sendable {
     }
 
     private func packageOrThrow(_ block: Block) throws -> BlockOutcome {
-        let rendered: RenderedBlock
+        var rendered: RenderedBlock
         switch try renderer.render(block, in: course, export: export, unitHead: unitHeads[block.usageID] ?? []) {
         case .onlineOnly(let reason):
             return .onlineOnly(BlockEntry(
@@ -95,6 +95,7 @@ struct BlockPackager: Sendable {
         }
         var page = rewriteLinks(of: rendered, block: block)
         try bundleDependencies(of: &page, block: block)
+        carryScriptLoadedFiles(into: &page, files: &rendered.files, block: block)
         let libraries = insertRuntime(into: &page)
         let entries = try archiveEntries(page, rendered: rendered)
         let contentHash = Self.contentHash(of: entries, renderer: renderer)
@@ -131,6 +132,8 @@ struct BlockPackager: Sendable {
         /// What the page loads from the network, in the order found.
         var network: [String]
         var warnings: [Diagnostic] = []
+        /// Course files its scripts load by name.
+        var scriptLoaded = ScriptLoadedFiles()
     }
 
     /// Every reference in the page resolved: bundled files, links to other blocks, the LMS, or
@@ -182,6 +185,7 @@ struct BlockPackager: Sendable {
                 dependencies = framed.dependencies
             } else if AssetStore.isScript(path) {
                 page.network += try assets.scriptNeeds(path)
+                page.scriptLoaded.formUnion(try assets.scriptLoadedFiles(path))
                 continue
             } else {
                 continue
@@ -190,6 +194,22 @@ struct BlockPackager: Sendable {
                 pending.append((dependency, depth + 1))
             }
         }
+    }
+
+    /// The course files the page's scripts load by name go inside a generated script that the
+    /// page loads before its own, so they load from file:// too.
+    private func carryScriptLoadedFiles(into page: inout PageInProgress, files: inout [String: [UInt8]], block: Block) {
+        page.scriptLoaded.add(inlineScriptsOf: page.bytes, export: export)
+        guard !page.scriptLoaded.isEmpty, let carried = page.scriptLoaded.script(export: export) else { return }
+        for path in carried.tooLarge {
+            page.warnings.append(Diagnostic(
+                block: block.usageID, file: "static/" + path,
+                message: "a script loads this file by name, and it is too large (over \(ScriptLoadedFiles.fileLimit >> 20) MiB, or the page's files over \(ScriptLoadedFiles.pageLimit >> 20) MiB) to carry inside the page: the page opened from file:// cannot load it",
+                reference: path))
+        }
+        files[ScriptLoadedFiles.scriptName] = carried.bytes
+        let element = Array("<script src=\"\(ScriptLoadedFiles.scriptName)\"></script>\n".utf8)
+        page.bytes = PageTemplates.insertBeforeScripts(element, page: page.bytes)
     }
 
     /// The runtime's elements the page needs, before its first script; without the runtime

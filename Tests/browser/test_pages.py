@@ -347,3 +347,107 @@ def test_outline_search_finds_pages_offline_and_opens_them(browser, demo_target)
     browser.find_element(By.CSS_SELECTOR, "#coursepack-search-results > li a").click()
     assert browser.current_url.endswith("problem/870b16e640d541af94a308caac834d2e/index.html")
     assert "Ancient Rome" in browser.find_element(By.TAG_NAME, "body").text
+
+
+def write_script_data_course(root):
+    """A course whose page and course script load course files by name: fetch of a /static/
+    path in the page, and an XHR and jQuery.getJSON of a bare name in a script file."""
+    files = {
+        "course.xml": '<course url_name="run" org="CoursepackX" course="DATA"/>',
+        "course/run.xml": '<course display_name="Script data"><chapter url_name="c"/></course>',
+        "chapter/c.xml": '<chapter display_name="C"><sequential url_name="s"/></chapter>',
+        "sequential/s.xml": '<sequential display_name="S"><vertical url_name="v"/></sequential>',
+        "vertical/v.xml": '<vertical display_name="V"><html url_name="data_page"/></vertical>',
+        "html/data_page.xml": '<html filename="data_page" display_name="Data page"/>',
+        "html/data_page.html": """<p id="fetched">waiting</p><p id="requested">waiting</p><p id="jquery">waiting</p>
+<script>
+fetch("/static/data.csv").then(function (r) { return r.text(); })
+  .then(function (t) { document.getElementById("fetched").textContent = t.trim().split("\\n")[1]; });
+</script>
+<script src="/static/js/layout.js"></script>
+""",
+        "static/js/layout.js": """var request = new XMLHttpRequest();
+request.open("GET", "course_layout.json");
+request.responseType = "json";
+request.onload = function () { document.getElementById("requested").textContent = request.response.title; };
+request.send();
+$.getJSON('course_layout.json', function (layout) { document.getElementById("jquery").textContent = layout.sections.join(","); });
+""",
+        "static/course_layout.json": '{"title": "Layout from JSON", "sections": ["intro", "lab"]}',
+        "static/data.csv": "name,value\nfetched row,42\n",
+    }
+    for name, text in files.items():
+        path = os.path.join(root, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    return root
+
+
+def loaded_texts(driver):
+    for _ in range(50):
+        texts = driver.execute_script(
+            "return ['fetched', 'requested', 'jquery'].map(function (id) { return document.getElementById(id).textContent; });")
+        if "waiting" not in texts:
+            break
+        time.sleep(0.1)
+    return texts
+
+
+def test_course_files_that_scripts_load_by_name_load_from_file_and_under_serve(browser, tmp_path_factory):
+    import select
+
+    course = write_script_data_course(str(tmp_path_factory.mktemp("script-data-course")))
+    target = build_and_sync(course, tmp_path_factory, "script-data")
+    page = os.path.join(target, "html", "data_page", "index.html")
+    expected = ["fetched row,42", "Layout from JSON", "intro,lab"]
+
+    report = pagecheck.Report()
+    pagecheck.check_page(browser, page, {}, target, report)
+    assert loaded_texts(browser) == expected
+    assert report.failures() == [], "\n".join(map(str, report.failures()))
+
+    server = subprocess.Popen([coursepack(), "serve", os.path.dirname(target), "--port", "0"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        ready, _, _ = select.select([server.stdout], [], [], 30)
+        assert ready, "coursepack serve printed nothing in 30 s"
+        served = server.stdout.readline().split()[-1] + quote(os.path.basename(target)) + "/"
+        driver = pagecheck.start_browser(loopback=True)
+        try:
+            served_report = pagecheck.Report()
+            pagecheck.check_page(driver, page, {}, target, served_report, served=served)
+            assert driver.current_url == served + "html/data_page/index.html"
+            assert loaded_texts(driver) == expected
+            assert served_report.failures() == [], "\n".join(map(str, served_report.failures()))
+        finally:
+            driver.quit()
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+def test_only_course_files_inside_the_export_are_carried_for_scripts(tmp_path_factory):
+    """A script's strings that name files outside static/ (`..`, absolute paths, other hosts, a
+    link out of the export) carry nothing; a file over the size limit is reported, not carried."""
+    import zipfile
+
+    course = write_script_data_course(str(tmp_path_factory.mktemp("hostile-script-course")))
+    secret = tmp_path_factory.mktemp("outside") / "secret.json"
+    secret.write_text('{"secret": "outside the export"}')
+    os.symlink(str(secret), os.path.join(course, "static", "linked.json"))
+    with open(os.path.join(course, "static", "big.json"), "w") as f:
+        f.write('{"pad": "' + "x" * (3 << 20) + '"}')
+    with open(os.path.join(course, "static", "js", "layout.js"), "a") as f:
+        f.write('fetch("../../policies/assets.json"); fetch("/etc/hostname.txt"); fetch("https://example.org/course_layout.json");\n'
+                'fetch("linked.json"); fetch("big.json"); fetch("static/../course.xml"); var t = `${"data"}.csv`;\n')
+    out = str(tmp_path_factory.mktemp("hostile-script-out"))
+    built = subprocess.run([coursepack(), "build", course, "--out", out], capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr
+    assert "static/big.json" in built.stderr and "too large" in built.stderr, built.stderr
+    with zipfile.ZipFile(os.path.join(out, "html", "data_page.zip")) as archive:
+        carried = archive.read("coursepack-files.js").decode()
+    start = carried.index("var files = ") + len("var files = ")
+    files = json.loads(carried[start:carried.index(";\n", start)])
+    assert sorted(files) == ["course_layout.json", "data.csv"], sorted(files)
+    assert "outside the export" not in carried
