@@ -216,6 +216,10 @@ public struct AnswerSender: Sendable {
     /// What the LMS's answer makes of the entry.
     private func record(_ outcome: LMSRequest.Outcome, in entry: inout AnswerEntry, summary: inout Summary) {
         switch outcome {
+        case .answered(200...299, let body, false) where Self.refusal(in: body) != nil:
+            entry.state = .rejected
+            entry.message = Self.refusal(in: body)
+            summary.rejected += 1
         case .answered(200...299, let body, let truncated):
             entry.state = .sent
             entry.result = truncated ? nil : Self.result(from: body)
@@ -291,6 +295,20 @@ public struct AnswerSender: Sendable {
         }
         let cleaned = RemoteText.clean(String(decoding: body.prefix(4096), as: UTF8.self)).trimmingCharacters(in: .whitespaces)
         return cleaned.isEmpty ? "no reason given" : cleaned
+    }
+
+    /// The grades problem_check gives, as the LMS's own problem script reads them; any other
+    /// `success` is a refusal in an HTTP 200 (a closed or past-due problem, no attempts left,
+    /// a submission too soon, input it cannot read), which its page shows as an alert.
+    static let grades: Set<String> = ["correct", "incorrect", "submitted"]
+
+    /// The LMS's message when a 2xx answer to problem_check is a refusal; nil for a grade, or a
+    /// body that is not problem_check's JSON (kept as sent, as before).
+    static func refusal(in body: Data) -> String? {
+        guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
+            let success = object["success"] as? String, !grades.contains(RemoteText.clean(success).trimmingCharacters(in: .whitespaces))
+        else { return nil }
+        return message(from: body)
     }
 
     /// What a page shows of a graded answer: `success`, `current_score` and `total_possible`.

@@ -129,6 +129,34 @@ import TestSupport
         #expect(lms.requests().count == 2)
     }
 
+    /// problem_check refuses with HTTP 200 too (a closed or past-due problem, no attempts left,
+    /// a submission too soon): `success` then holds the LMS's message instead of `correct`,
+    /// `incorrect` or `submitted`, and the LMS's own page shows it as an alert. Such an answer is
+    /// rejected with that message, shown, and not sent again; the three grades stay graded.
+    @Test(arguments: [
+        "The state of this problem has changed since you loaded this page. Please refresh your page.",
+        "Problem is closed.",
+        "You must wait at least 30 seconds between submissions.",
+    ])
+    func aRefusalInAnHTTP200IsRejectedNotGraded(message: String) throws {
+        let (course, published, target, token) = try device()
+        let lms = try startLMS(course: course)
+        defer { #expect(lms.process.stop(), "the fake LMS outlived its test") }
+        #expect(try answer(target, at: "2026-11-23T09:00:01.000Z", fields: ["input_offline_quiz_2_1": "choice_1"]).status == 0)
+        try lms.fail([Self.quiz: [["status": 200, "success": message, "contents": "<div>the problem</div>"]]])
+        let refused = try submit(published, target, lms, token: token)
+        #expect(refused.stdout.contains("answers: 0 sent, 0 held (the block changed), 1 rejected, 0 kept for later"), "\(refused.stdout)")
+        #expect(try states(target) == ["2026-11-23T09:00:01.000Z rejected"])
+        #expect(try TestSupport.coursepack(["answers", target]).stdout.contains("(\(message))"))
+        _ = try submit(published, target, lms, token: token)
+        #expect(lms.requests().count == 1, "a refused answer is not sent again")
+        // The grades the LMS's page renders stay graded: submitted (queued) is one of them.
+        #expect(try answer(target, at: "2026-11-23T09:00:02.000Z", fields: ["input_offline_quiz_2_1": "choice_0"]).status == 0)
+        try lms.fail([Self.quiz: [["status": 200, "success": "submitted", "contents": "<div>queued</div>"]]])
+        _ = try submit(published, target, lms, token: token)
+        #expect(try states(target) == ["2026-11-23T09:00:01.000Z rejected", "2026-11-23T09:00:02.000Z sent"])
+    }
+
     @Test func anAnswerToAProblemChangedSinceIsHeld() throws {
         let (course, published, target, token) = try device()
         let lms = try startLMS(course: course)
