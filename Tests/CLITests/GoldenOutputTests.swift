@@ -35,6 +35,12 @@ import TestSupport
         try expectGolden("inspect-demo.txt", transcript.run("coursepack", ["inspect", TestSupport.demoCourse]))
     }
 
+    /// The example course's tree (it was checked line by line in CLITests before).
+    @Test func inspectExample() throws {
+        let transcript = Transcript(paths: [(TestSupport.exampleCourse, "<example>")])
+        try expectGolden("inspect-example.txt", transcript.run("coursepack", ["inspect", TestSupport.exampleCourse]))
+    }
+
     /// The plan of a first sync of the published demo course into an empty folder.
     @Test func syncDryRun() throws {
         let build = try DemoBuild.shared.get()
@@ -64,7 +70,7 @@ import TestSupport
     @Test func everyGoldenFileBelongsToATest() throws {
         let folder = URL(fileURLWithPath: GoldenFile("").path).path
         let known: Set<String> = [
-            "demo-manifest.json", "demo-build-report.json", "inspect-demo.txt", "sync-dry-run-demo.txt", "status-demo.txt",
+            "demo-manifest.json", "demo-build-report.json", "inspect-demo.txt", "inspect-example.txt", "sync-dry-run-demo.txt", "status-demo.txt",
             "help-coursepack.txt", "help-coursepack-sync.txt", "help-coursepack-device.txt",
         ]
         let unknown = try FileManager.default.contentsOfDirectory(atPath: folder).filter { !known.contains($0) }.sorted()
