@@ -43,8 +43,8 @@ public struct FileHashCache: Codable, Sendable, Equatable {
         return record.sha256
     }
 
-    /// Written like the manifest: synced, renamed into place, folder synced. `writtenAt` is now
-    /// on the file-time clock (nanoseconds).
+    /// Written like the manifest: synced, renamed into place, folder synced. `writtenAt`: the
+    /// moment of writing in nanoseconds on the file-time clock (a build passes its own `now`).
     public func save(to stateFolder: String, writtenAt: Int64 = FileStamp.now()) {
         var copy = self
         copy.writtenAt = writtenAt
