@@ -122,6 +122,6 @@ let package = Package(
             ]
         ),
         .testTarget(name: "DiagnosticsTests", dependencies: ["Diagnostics"]),
-        .testTarget(name: "CLITests", dependencies: ["coursepack", "coursepack-sync", "coursepack-device", "Manifest", "TestSupport"]),
+        .testTarget(name: "CLITests", dependencies: ["coursepack", "coursepack-sync", "coursepack-device", "Manifest", "TestSupport"], exclude: ["Golden"]),
     ]
 )

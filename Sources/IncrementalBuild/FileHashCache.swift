@@ -43,10 +43,11 @@ public struct FileHashCache: Codable, Sendable, Equatable {
         return record.sha256
     }
 
-    /// Written like the manifest: synced, renamed into place, folder synced.
-    public func save(to stateFolder: String) {
+    /// Written like the manifest: synced, renamed into place, folder synced. `writtenAt`: the
+    /// moment of writing in nanoseconds on the file-time clock (a build passes its own `now`).
+    public func save(to stateFolder: String, writtenAt: Int64 = FileStamp.now()) {
         var copy = self
-        copy.writtenAt = Int64(Date().timeIntervalSince1970 * 1e9)
+        copy.writtenAt = writtenAt
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         guard let data = try? encoder.encode(copy) else { return }

@@ -12,10 +12,13 @@ import ParallelMap
 public struct IncrementalBuild: Sendable {
     public let outputFolder: String
     public let stateFolder: String
+    /// Now on the file-time clock, in nanoseconds (`FileStamp.now`); tests set it ahead.
+    public let now: @Sendable () -> Int64
 
-    public init(outputFolder: String, stateFolder: String) {
+    public init(outputFolder: String, stateFolder: String, now: @escaping @Sendable () -> Int64 = FileStamp.now) {
         self.outputFolder = outputFolder
         self.stateFolder = stateFolder
+        self.now = now
     }
 
     /// The course as of `since` and everything else its output depends on (`settings`: the
@@ -90,9 +93,9 @@ public struct IncrementalBuild: Sendable {
     /// A digest that changes whenever anything under `folder` is created, removed, written or
     /// replaced (`TreeStamp`), and a fixed value when it is absent; nil when it cannot be read or
     /// something in it changed so recently that a second change could leave the stamp as it is.
-    public static func stamp(ofFolder folder: String) -> String? {
+    public static func stamp(ofFolder folder: String, since: Int64 = FileStamp.now()) -> String? {
         guard access(folder, F_OK) == 0 else { return "absent" }
-        guard let stamp = TreeStamp.of(folder), stamp.settled else { return nil }
+        guard let stamp = TreeStamp.of(folder, since: since), stamp.settled else { return nil }
         return stamp.digest
     }
 
@@ -107,7 +110,7 @@ public struct IncrementalBuild: Sendable {
     }
 
     public func save(_ hashes: FileHashCache) {
-        hashes.save(to: stateFolder)
+        hashes.save(to: stateFolder, writtenAt: now())
     }
 
     /// Names of state files an older coursepack kept inside the output folder itself.

@@ -13,8 +13,8 @@ struct BlockInputs: Sendable {
     /// Nil when the static files cannot be stamped reliably: every block is rendered.
     let context: String?
 
-    init(settings: [String], course: Course, plan: PagePlan, export: ExportDirectory) {
-        guard let statics = IncrementalBuild.stamp(ofFolder: export.path("static")) else {
+    init(settings: [String], course: Course, plan: PagePlan, export: ExportDirectory, since: Int64) {
+        guard let statics = IncrementalBuild.stamp(ofFolder: export.path("static"), since: since) else {
             context = nil
             return
         }

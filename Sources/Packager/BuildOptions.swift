@@ -1,4 +1,5 @@
 import BlockRenderer
+import FileSystem
 
 /// Everything a build needs besides the course, built once by the caller and passed down. The
 /// values a build cannot work with are refused here, so a library caller gets the checks the
@@ -23,6 +24,10 @@ public struct BuildOptions: Sendable {
     /// Where the build state and the static-file hash cache live: never inside the output
     /// folder, which holds only what is published.
     public var stateFolder: String
+    /// Now, in nanoseconds on the clock file times are taken from: files changed shortly before
+    /// it are not trusted to be final (`TreeStamp.settleMargin`). Tests set it ahead instead of
+    /// waiting for the clock to pass their own writes.
+    public var now: @Sendable () -> Int64 = FileStamp.now
 
     /// `publishedAt`: ISO 8601 (see `PublishTime`).
     public init(

@@ -21,12 +21,12 @@ public struct CoursePackager: Sendable {
     public func build(coursePath: String, progress: @Sendable (Int, Int) -> Void = { _, _ in }) throws(BuildError) -> BuildReport {
         let started = Date()
         let renderer = BlockRenderer(templates: options.templates, generator: options.generator)
-        let incremental = IncrementalBuild(outputFolder: options.outputFolder, stateFolder: options.stateFolder)
+        let incremental = IncrementalBuild(outputFolder: options.outputFolder, stateFolder: options.stateFolder, now: options.now)
         // The course is stamped as of now, before anything is read: a file changed after this
         // moment makes the stamp unsettled, whenever the walk itself runs. With a previous record
         // the stamp decides whether there is anything to do; without one it is only needed at
         // the end, and is walked while the manifest is written, when a core is free.
-        let since = FileStamp.now()
+        let since = options.now()
         let settings = inputSettings(renderer: renderer)
         let stampCourse: @Sendable () -> IncrementalBuild.Inputs? = {
             incremental.stampInputs(coursePath: coursePath, settings: settings, since: since)
@@ -218,7 +218,7 @@ public struct CoursePackager: Sendable {
             options: options, previous: previous.entries, jumpTargets: pages.jumpTargets, onlineTargets: pages.onlineTargets,
             unitHeads: pages.unitHeads, runtime: runtime,
             publishedArchives: previous.archives, previousManifestWritten: previous.written,
-            inputs: BlockInputs(settings: settings, course: course, plan: pages, export: export), memos: memos)
+            inputs: BlockInputs(settings: settings, course: course, plan: pages, export: export, since: options.now()), memos: memos)
         for folder in Set(leaves.map { ArchiveNaming.component($0.type) }).sorted() {
             try? FileManager.default.createDirectory(atPath: options.outputFolder + "/" + folder, withIntermediateDirectories: true)
         }

@@ -239,8 +239,10 @@ import TestSupport
         // One process holds the target's lock as a running sync does.
         let marker = TestSupport.temporaryFolder("lock") + "/held"
         let holder = try ChildProcess(python, ["-c", """
-            import fcntl, sys, time
-            f = open(sys.argv[1], "a"); fcntl.flock(f, fcntl.LOCK_EX); open(sys.argv[2], "w").close(); time.sleep(60)
+            import fcntl, os, sys, time
+            f = open(sys.argv[1], "a"); fcntl.flock(f, fcntl.LOCK_EX); open(sys.argv[2], "w").close()
+            parent = os.getppid()
+            while os.getppid() == parent: time.sleep(0.1)  # held until stopped, or until the test process dies
             """, target + "/.coursepack-sync/lock", marker])
         defer { #expect(holder.stop(), "the lock holder outlived its test") }
         for _ in 0..<200 where !FileManager.default.fileExists(atPath: marker) { usleep(50_000) }

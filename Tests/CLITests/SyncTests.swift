@@ -266,10 +266,12 @@ func startFaultServer(serving root: String, faults: String) throws -> (url: Stri
         let folder = TestSupport.temporaryFolder("fault")
         let python = try #require(TestSupport.which("python3"))
         // The shell starts the server in the background and exits while it runs, as a killed
-        // runner would. No pipe: the server would hold it open.
+        // runner would. No pipe: the server would hold it open. The shell waits for the port
+        // file (written after the server noted its parent), at most 10 s, not a fixed time.
         let shell = Process()
         shell.executableURL = URL(fileURLWithPath: "/bin/sh")
-        shell.arguments = ["-c", "\"$0\" \"$1\" \"$2\" \"$3\" \"$4\" '{}' & echo $! > \"$2/pid\"; sleep 1",
+        shell.arguments = ["-c", "\"$0\" \"$1\" \"$2\" \"$3\" \"$4\" '{}' & echo $! > \"$2/pid\"; "
+            + "i=0; while [ ! -e \"$3\" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done",
             python, TestSupport.packageRoot + "/Tests/fixtures/fault_server.py", folder, folder + "/port", folder + "/log"]
         shell.standardInput = FileHandle.nullDevice
         shell.standardOutput = FileHandle.nullDevice

@@ -49,6 +49,20 @@ import TestSupport
         #expect(!build.hasRecord)
     }
 
+    /// What has settled is decided by the clock the build is given (`now`), never by reading
+    /// the system clock behind its back: tests run builds ahead instead of sleeping.
+    @Test func theGivenClockDecidesWhatHasSettled() throws {
+        let root = TestSupport.temporaryFolder("incremental")
+        try TestSupport.write(["static/a.png": "png"], under: root)
+        let later = Date().timeIntervalSince1970Nanoseconds + 10_000_000_000
+        #expect(IncrementalBuild.stamp(ofFolder: root + "/static") == nil, "just written: not settled now")
+        #expect(IncrementalBuild.stamp(ofFolder: root + "/static", since: later) != nil, "settled ten seconds later")
+
+        let build = IncrementalBuild(outputFolder: root + "/out", stateFolder: root, now: { later })
+        build.save(FileHashCache())
+        #expect(build.loadFileHashes().writtenAt == later, "the hash cache is stamped with the build's clock")
+    }
+
     @Test func anArchiveIsKeptOnlyWithItsSizeAndUntouchedOrWithItsHash() throws {
         let root = TestSupport.temporaryFolder("incremental")
         let path = root + "/a.zip"

@@ -4,10 +4,16 @@ import Packager
 import Testing
 import TestSupport
 
-/// Builds a course into a fresh folder and returns the folder and the report.
-func build(_ course: String, into out: String? = nil, jobs: Int = 2, publishedAt: String = "2026-11-22T10:00:00Z") throws -> (String, BuildReport) {
+/// Builds a course into a fresh folder and returns the folder and the report. `now` is the
+/// build's clock (`TestSupport.clockAhead` counts files just written as settled).
+func build(
+    _ course: String, into out: String? = nil, jobs: Int = 2, publishedAt: String = "2026-11-22T10:00:00Z",
+    now: (@Sendable () -> Int64)? = nil
+) throws -> (String, BuildReport) {
     let folder = out ?? TestSupport.temporaryFolder("out")
-    let report = try CoursePackager(options: BuildOptions(outputFolder: folder, publishedAt: publishedAt, jobs: jobs)).build(coursePath: course)
+    var options = try BuildOptions(outputFolder: folder, publishedAt: publishedAt, jobs: jobs)
+    if let now { options.now = now }
+    let report = try CoursePackager(options: options).build(coursePath: course)
     return (folder, report)
 }
 

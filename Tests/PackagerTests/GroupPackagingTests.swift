@@ -106,10 +106,9 @@ func splitTestCourse() throws -> String {
     @Test func anUnchangedCourseWithABrokenBlockTakesTheUnchangedPathAndFailsTheSameWay() throws {
         let course = try fourBlockCourse()
         try TestSupport.write(["html/c.xml": "<html filename=\"c\" <<< broken"], under: course)
-        Thread.sleep(forTimeInterval: 2.2)
-        let (out, first) = try build(course)
+        let (out, first) = try build(course, now: TestSupport.clockAhead)
         #expect(!first.inputsUnchanged && first.counts.failed == 1 && first.errors.count == 1)
-        let (_, again) = try build(course, into: out, publishedAt: "2026-12-01T00:00:00Z")
+        let (_, again) = try build(course, into: out, publishedAt: "2026-12-01T00:00:00Z", now: TestSupport.clockAhead)
         #expect(again.inputsUnchanged)
         #expect(again.errors == first.errors && again.counts.failed == 1, "the same error, so the exit status stays 1")
         #expect(again.counts.blocks == first.counts.blocks)
@@ -117,16 +116,15 @@ func splitTestCourse() throws -> String {
 
     @Test func aBlockThatCouldNotBeWrittenIsTriedAgainNextTime() throws {
         let course = try fourBlockCourse()
-        Thread.sleep(forTimeInterval: 2.2)
         let out = TestSupport.temporaryFolder("out")
         // A file where the html archives' folder belongs: every archive write fails.
         try TestSupport.write(["html": "not a folder"], under: out)
-        let (_, first) = try build(course, into: out)
+        let (_, first) = try build(course, into: out, now: TestSupport.clockAhead)
         #expect(first.counts.failed == 4)
-        let (_, again) = try build(course, into: out)
+        let (_, again) = try build(course, into: out, now: TestSupport.clockAhead)
         #expect(!again.inputsUnchanged, "a write failure is not a result to replay")
         try FileManager.default.removeItem(atPath: out + "/html")
-        let (_, fixed) = try build(course, into: out)
+        let (_, fixed) = try build(course, into: out, now: TestSupport.clockAhead)
         #expect(!fixed.inputsUnchanged && fixed.counts.built == 4 && fixed.errors.isEmpty)
     }
 }

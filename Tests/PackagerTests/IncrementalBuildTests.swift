@@ -146,21 +146,19 @@ func id(_ name: String) -> String { "block-v1:O+N+r+type@html+block@\(name)" }
         let course = try fourBlockCourse()
         let old = Date(timeIntervalSince1970: 1_600_000_000)
         try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: course + "/static/other.png")
-        Thread.sleep(forTimeInterval: 2.2)
-        let (out, _) = try build(course)
+        let (out, _) = try build(course, now: TestSupport.clockAhead)
         #expect(FileManager.default.fileExists(atPath: BuildOptions.defaultStateFolder(forOutput: out) + "/cache.json"))
-        let (_, untouched) = try build(course, into: out, publishedAt: "2026-11-30T00:00:00Z")
+        let (_, untouched) = try build(course, into: out, publishedAt: "2026-11-30T00:00:00Z", now: TestSupport.clockAhead)
         #expect(untouched.inputsUnchanged)
         // Same size, same mtime, other bytes.
         try TestSupport.write(["static/other.png": "PNG OTHER IMAGE"], under: course)
         try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: course + "/static/other.png")
-        Thread.sleep(forTimeInterval: 2.2)
-        let (_, rebuilt) = try build(course, into: out, publishedAt: "2026-12-01T00:00:00Z")
+        let (_, rebuilt) = try build(course, into: out, publishedAt: "2026-12-01T00:00:00Z", now: TestSupport.clockAhead)
         #expect(!rebuilt.inputsUnchanged)
         #expect(rebuilt.counts.built == 1 && rebuilt.counts.reused == 3, "block d shows the edited image")
         let unzip = try #require(TestSupport.which("unzip"))
         #expect(try TestSupport.run(unzip, ["-p", out + "/html/d.zip", "static/other.png"]).stdout == "PNG OTHER IMAGE")
-        let (_, again) = try build(course, into: out, publishedAt: "2026-12-02T00:00:00Z")
+        let (_, again) = try build(course, into: out, publishedAt: "2026-12-02T00:00:00Z", now: TestSupport.clockAhead)
         #expect(again.inputsUnchanged, "the state saved after the rebuild describes the new bytes")
         #expect(try TestSupport.run(unzip, ["-p", out + "/html/d.zip", "static/other.png"]).stdout == "PNG OTHER IMAGE")
         #expect(try PublishVerifier.verify(folder: out).problems.isEmpty)
@@ -168,22 +166,21 @@ func id(_ name: String) -> String { "block-v1:O+N+r+type@html+block@\(name)" }
 }
 
 /// A rebuild whose course, options, program and output are as the last clean build left them
-/// stops before loading anything. Each test waits until the course files are older than
-/// `TreeStamp.settleMargin`: files changed just before a build are never trusted this way.
+/// stops before loading anything. Files changed within `TreeStamp.settleMargin` of a build are
+/// never trusted this way, so these builds run on a clock a minute ahead (`TestSupport.clockAhead`).
 @Suite struct UnchangedBuildTests {
     func settledCourse() throws -> String {
         let course = try fourBlockCourse()
         try TestSupport.write(["html/d.html": #"<p>Block d</p><img src="/static/other.png"><a href="/static/missing.pdf">notes</a>"#], under: course)
-        Thread.sleep(forTimeInterval: 2.2)
         return course
     }
 
     @Test func anUnchangedRebuildLoadsNothingAndReportsTheSameResult() throws {
         let course = try settledCourse()
-        let (out, first) = try build(course)
+        let (out, first) = try build(course, now: TestSupport.clockAhead)
         #expect(!first.inputsUnchanged)
         let files = TestSupport.files(under: out).map { ($0, TestSupport.read(out + "/" + $0)) }
-        let (_, again) = try build(course, into: out, publishedAt: "2026-12-01T00:00:00Z")
+        let (_, again) = try build(course, into: out, publishedAt: "2026-12-01T00:00:00Z", now: TestSupport.clockAhead)
         #expect(again.inputsUnchanged)
         let c = again.counts
         #expect(c.blocks == 4 && c.reused == 4 && c.built == 0 && c.removed == 0 && c.failed == 0 && c.offlineFalse == 0)
@@ -196,14 +193,14 @@ func id(_ name: String) -> String { "block-v1:O+N+r+type@html+block@\(name)" }
     /// reported (their warnings) is reported again without rendering them.
     @Test func aOnePageEditRendersOnlyThatPage() throws {
         let course = try settledCourse()
-        let (out, first) = try build(course)
+        let (out, first) = try build(course, now: TestSupport.clockAhead)
         #expect(first.counts.rendered == 4)
         try TestSupport.write(["html/b.html": "<p>Block b, edited</p>"], under: course)
-        let (_, edited) = try build(course, into: out, publishedAt: "2026-12-01T00:00:00Z")
+        let (_, edited) = try build(course, into: out, publishedAt: "2026-12-01T00:00:00Z", now: TestSupport.clockAhead)
         #expect(edited.counts.rendered == 1 && edited.counts.built == 1 && edited.counts.reused == 3)
         #expect(edited.warnings == first.warnings, "block d's unresolved link is reported though d was not rendered")
         let fresh = TestSupport.temporaryFolder("out")
-        _ = try build(course, into: fresh, publishedAt: "2026-12-01T00:00:00Z")
+        _ = try build(course, into: fresh, publishedAt: "2026-12-01T00:00:00Z", now: TestSupport.clockAhead)
         #expect(try archiveBytes(out) == archiveBytes(fresh), "the same archives as a build from scratch")
     }
 
@@ -211,40 +208,39 @@ func id(_ name: String) -> String { "block-v1:O+N+r+type@html+block@\(name)" }
     /// setting) is an input of every page: a change to it renders them all again.
     @Test func aChangeToWhatPagesShareRendersThemAll() throws {
         let course = try settledCourse()
-        let (out, _) = try build(course)
-        Thread.sleep(forTimeInterval: 2.2)
+        let (out, _) = try build(course, now: TestSupport.clockAhead)
         try TestSupport.write(["static/shared.png": "PNG shared image, new"], under: course)
-        let (_, report) = try build(course, into: out, publishedAt: "2026-12-01T00:00:00Z")
+        let (_, report) = try build(course, into: out, publishedAt: "2026-12-01T00:00:00Z", now: TestSupport.clockAhead)
         #expect(report.counts.rendered == 4, "every page is made again")
         #expect(report.counts.built == 3, "the three pages showing the image")
         let fresh = TestSupport.temporaryFolder("out")
-        _ = try build(course, into: fresh, publishedAt: "2026-12-01T00:00:00Z")
+        _ = try build(course, into: fresh, publishedAt: "2026-12-01T00:00:00Z", now: TestSupport.clockAhead)
         #expect(try archiveBytes(out) == archiveBytes(fresh))
     }
 
     @Test func anEditWhoseModificationTimeWasPutBackIsStillSeen() throws {
         let course = try settledCourse()
         let path = course + "/html/b.html"
-        let (out, _) = try build(course)
+        let (out, _) = try build(course, now: TestSupport.clockAhead)
         var before = stat()
         stat(path, &before)
         // Same size, then the old mtime restored: only the change time tells.
         try TestSupport.write(["html/b.html": #"<p>Block B</p><img src="/static/shared.png">"#], under: course)
         var times = [before.st_atim, before.st_mtim]
         #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
-        let (_, report) = try build(course, into: out, publishedAt: "2026-12-01T00:00:00Z")
+        let (_, report) = try build(course, into: out, publishedAt: "2026-12-01T00:00:00Z", now: TestSupport.clockAhead)
         #expect(!report.inputsUnchanged)
         #expect(report.counts.built == 1 && report.counts.reused == 3)
     }
 
     @Test func aChangedOutputOrOptionMeansAFullBuild() throws {
         let course = try settledCourse()
-        let (out, _) = try build(course)
+        let (out, _) = try build(course, now: TestSupport.clockAhead)
         try FileManager.default.removeItem(atPath: out + "/html/c.zip")
-        let (_, repaired) = try build(course, into: out)
+        let (_, repaired) = try build(course, into: out, now: TestSupport.clockAhead)
         #expect(!repaired.inputsUnchanged && repaired.counts.built == 1)
         #expect(try TestSupport.independentZipCheck([out + "/html/c.zip"]).isEmpty)
-        #expect(try build(course, into: out).1.inputsUnchanged)
+        #expect(try build(course, into: out, now: TestSupport.clockAhead).1.inputsUnchanged)
 
         let withLMS = try CoursePackager(options: BuildOptions(
             outputFolder: out, publishedAt: "2026-11-22T10:00:00Z", jobs: 2, lmsURL: "https://lms.example.com")).build(coursePath: course)
@@ -253,9 +249,9 @@ func id(_ name: String) -> String { "block-v1:O+N+r+type@html+block@\(name)" }
 
     @Test func aNewFileInTheCourseMeansAFullBuild() throws {
         let course = try settledCourse()
-        let (out, _) = try build(course)
+        let (out, _) = try build(course, now: TestSupport.clockAhead)
         try TestSupport.write(["static/missing.pdf": "%PDF-1.4 notes"], under: course)
-        let (_, report) = try build(course, into: out, publishedAt: "2026-12-01T00:00:00Z")
+        let (_, report) = try build(course, into: out, publishedAt: "2026-12-01T00:00:00Z", now: TestSupport.clockAhead)
         #expect(!report.inputsUnchanged)
         #expect(report.warnings.isEmpty && report.counts.built == 1, "the link now resolves and block d is rebuilt")
     }

@@ -15,6 +15,14 @@ public enum TestSupport {
     /// True in CI, where a missing tool or corpus is a failure, never a skip.
     public static var isCI: Bool { ProcessInfo.processInfo.environment["CI"] == "true" }
 
+    /// A build clock (`BuildOptions.now`: nanoseconds since 1970) running a minute ahead of the
+    /// real one, so files a test has just written count as settled. A build trusts a file's
+    /// stamp only once it is older than `TreeStamp.settleMargin` (2 s); without this, tests
+    /// slept that long.
+    public static let clockAhead: @Sendable () -> Int64 = {
+        Int64(Date().timeIntervalSince1970 * 1e9) + 60_000_000_000
+    }
+
     /// A fresh folder under the system temporary folder, removed when the test process exits
     /// (`COURSEPACK_KEEP_TEST_FILES=1` keeps them to look at). Kept, a full run left gigabytes
     /// in /tmp each time: a developer's disk filled up within a few days of `make test`.
