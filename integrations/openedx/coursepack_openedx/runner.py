@@ -48,6 +48,8 @@ class Outcome:
     message: str = ""
     # Where the course's manifest went (the course's own folder of PUBLISH_TARGET).
     manifest: str = ""
+    # The built manifest on this machine: what clients get once it is published.
+    local_manifest: str = ""
 
     @property
     def status(self):
@@ -137,6 +139,7 @@ def build_and_publish(course_id):
             build_exit=built.returncode,
             counts=report.get("counts", {}),
             failed_blocks=[error.get("block") for error in report.get("errors", [])],
+            local_manifest=os.path.join(published, "manifest.json"),
         )
         log.info("coursepack: %s: built (exit %s): %s", course_id, built.returncode,
                  ", ".join(f"{value} {name}" for name, value in sorted(outcome.counts.items())))
