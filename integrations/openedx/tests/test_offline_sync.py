@@ -181,6 +181,16 @@ def test_a_learner_without_access_to_the_course_gets_403_for_the_whole_batch(lea
     assert lms.checks == [] and not SyncedItem.objects.exists()
 
 
+def test_an_lms_that_cannot_check_access_answers_503_with_retry_after(learner, lms, monkeypatch):
+    def unavailable(user, course_key):
+        raise ConnectionError("database gone")
+
+    monkeypatch.setattr(lms_boundary, "has_course_access", unavailable)
+    response = post(learner, "submissions", {"sent_at": iso(now()), "items": [answer("a")]})
+    assert (response.status_code, response.json()["error"], response["Retry-After"]) == (503, "lms_unavailable", "60")
+    assert lms.checks == [] and not SyncedItem.objects.exists()
+
+
 # One result per item
 
 def test_a_graded_answer_carries_correctness_score_attempts_and_feedback(learner, lms):
@@ -212,6 +222,16 @@ def test_an_lms_error_is_retry_kept_nowhere_and_runs_again_when_resent(learner, 
     assert first[0]["retry_after"] == 60 and "HTTP 502" in first[0]["message"]
     assert "modulestore down" in second[0]["message"]
     assert len(lms.checks) == 3 and SyncedItem.objects.count() == 1
+
+
+def test_a_problem_state_the_lms_cannot_read_is_retry(learner, lms, monkeypatch):
+    def unreadable(user, usage_key):
+        raise RuntimeError("StudentModule locked")
+
+    monkeypatch.setattr(lms_boundary, "block_state", unreadable)
+    [result] = submit(learner, [answer("a")])
+    assert result["status"] == "retry" and "StudentModule locked" in result["message"]
+    assert lms.checks == [] and not SyncedItem.objects.exists()
 
 
 def test_a_retry_holds_back_the_later_items_of_its_block_only(learner, lms):
@@ -348,10 +368,16 @@ def test_malformed_items_are_refused_invalid_and_the_others_still_run(learner, l
 
 def test_bounds_and_malformed_batches(learner, lms, settings):
     settings.COURSEPACK = {**settings.COURSEPACK, "MAX_BATCH_ITEMS": 2, "MAX_BATCH_BYTES": 2000}
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 100_000
     too_many = post(learner, "submissions", {"sent_at": iso(now()), "items": [answer(str(n)) for n in range(3)]})
     assert (too_many.status_code, too_many.json()["error"]) == (413, "too_many_items")
     big = post(learner, "submissions", {"sent_at": iso(now()), "items": [answer("a", answers={"x": "y" * 3000})]})
     assert (big.status_code, big.json()["error"]) == (413, "too_large")
+    # A limit set above Django's own: Django's refusal is a 413 as well.
+    settings.COURSEPACK = {**settings.COURSEPACK, "MAX_BATCH_BYTES": 1_000_000}
+    huge = post(learner, "submissions", {"sent_at": iso(now()), "items": [answer("a", answers={"x": "y" * 200_000})]})
+    assert (huge.status_code, huge.json()["error"]) == (413, "too_large")
+    settings.COURSEPACK = {**settings.COURSEPACK, "MAX_BATCH_BYTES": 2000}
     assert post(learner, "submissions", None, raw="{not json").status_code == 400
     assert post(learner, "submissions", {"items": []}).json()["error"] == "invalid"
     assert post(learner, "submissions", {"sent_at": "2026-11-25T10:00:00", "items": []}).status_code == 400
@@ -382,10 +408,13 @@ def test_events_go_to_the_tracking_log_with_their_learner_time_once(learner, lms
 
 def test_an_event_the_tracking_log_could_not_take_is_retried(learner, lms):
     lms.event_failures = [OSError("tracking backend down")]
-    body = {"sent_at": iso(now()), "items": [{"id": "e1", "name": "pause_video", "timestamp": iso(now()), "data": {}}]}
-    first = post(learner, "events", body).json()["results"][0]
-    second = post(learner, "events", body).json()["results"][0]
-    assert (first["status"], second["status"]) == ("retry", "accepted") and len(lms.events) == 1
+    paused = {"id": "e1", "name": "pause_video", "timestamp": iso(now()), "data": {}}
+    # Sent twice in the batch: the copy gets the first one's retry, it does not run on its own.
+    first = post(learner, "events", {"sent_at": iso(now()), "items": [paused, paused]}).json()["results"]
+    assert [r["status"] for r in first] == ["retry", "retry"] and "tracking backend down" in first[1]["message"]
+    assert lms.events == []
+    second = post(learner, "events", {"sent_at": iso(now()), "items": [paused]}).json()["results"][0]
+    assert second["status"] == "accepted" and len(lms.events) == 1
 
 
 # Block versions
