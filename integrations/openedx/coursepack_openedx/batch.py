@@ -9,6 +9,8 @@ from datetime import datetime, timedelta
 from opaque_keys import InvalidKeyError
 from opaque_keys.edx.keys import UsageKey
 
+from .iso_time import parse_iso_time
+
 MAX_ID_LENGTH = 64
 # A device may stamp an item a moment after it stamped sent_at (two reads of its clock).
 SENT_AT_SLACK = timedelta(seconds=1)
@@ -60,7 +62,7 @@ class Batch:
 
 def read_batch(body, course_key, received_at, max_items):
     document = read_json_object(body)
-    sent_at = parse_time(document.get("sent_at"))
+    sent_at = parse_iso_time(document.get("sent_at"))
     if sent_at is None:
         raise BadBatch(400, "invalid", "sent_at must be an ISO 8601 time with a time zone")
     raw_items = document.get("items")
@@ -90,7 +92,7 @@ def _read_item(index, raw, course_key, sent_at, offset, received_at):
     digest = hashlib.sha256(json.dumps(raw, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
     if not isinstance(item_id, str) or not 0 < len(item_id) <= MAX_ID_LENGTH:
         return BatchItem(index, None, raw, digest, problem=f"id must be a string of 1 to {MAX_ID_LENGTH} characters")
-    device_time = parse_time(raw.get("timestamp"))
+    device_time = parse_iso_time(raw.get("timestamp"))
     if device_time is None:
         return BatchItem(index, item_id, raw, digest, problem="timestamp must be an ISO 8601 time with a time zone")
     if device_time > sent_at + SENT_AT_SLACK:
@@ -113,13 +115,3 @@ def _usage_key(usage_id, course_key):
     if usage_key.course_key != course_key:
         return None, f"usage_id {usage_id} is not a block of {course_key}"
     return usage_key, None
-
-
-def parse_time(value):
-    if not isinstance(value, str):
-        return None
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else None

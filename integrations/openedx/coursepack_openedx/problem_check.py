@@ -19,7 +19,7 @@ def read_problem_check(response, retry_after):
         return item_result.refused(item_result.Reason.LMS_REFUSED, f"the LMS answered HTTP {response.status}")
     success = response.body.get("success")
     if success in GRADED:
-        return graded(response.body, success)
+        return _grade(response.body, success)
     if success == QUEUED:
         return item_result.accepted(message="queued for the course's external grader")
     if isinstance(success, str) and success:
@@ -27,7 +27,7 @@ def read_problem_check(response, retry_after):
     return item_result.refused(item_result.Reason.LMS_REFUSED, "the LMS answered without a result")
 
 
-def graded(body, success):
+def _grade(body, success):
     earned, possible = body.get("current_score"), body.get("total_possible")
     score = None
     correctness = success
