@@ -1,5 +1,7 @@
 """An offline learner event, written into the LMS's tracking log with its learner time."""
 
+from django.db import transaction
+
 from . import item_result, lms_boundary
 from .conf import setting
 from .item_result import Reason
@@ -23,7 +25,9 @@ class EventProcessor:
             "received_at": self.received_at.isoformat(), "usage_id": item.usage_id, "item_id": item.item_id,
         }}
         try:
-            lms_boundary.emit_event(self.user, self.course_key, name, data, context)
+            # A savepoint: a tracking backend's database error leaves the batch's transaction usable.
+            with transaction.atomic():
+                lms_boundary.emit_event(self.user, self.course_key, name, data, context)
         except Exception as error:  # the tracking backends raise anything; the event is sent again later
             return item_result.retry(f"the LMS could not log the event: {error}", setting("RETRY_AFTER_SECONDS"))
         return item_result.accepted()

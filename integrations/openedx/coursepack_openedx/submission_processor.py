@@ -4,6 +4,7 @@ problem_check handler."""
 
 from datetime import timedelta
 
+from django.db import transaction
 from django.db.models import Max
 
 from . import item_result, lms_boundary
@@ -28,7 +29,10 @@ class SubmissionProcessor:
         if refusal:
             return refusal
         try:
-            state = lms_boundary.block_state(self.user, item.usage_key)
+            # A savepoint: an LMS database error rolls back its own writes and leaves the
+            # request's transaction usable for the batch's other items.
+            with transaction.atomic():
+                state = lms_boundary.block_state(self.user, item.usage_key)
         except Exception as error:  # the LMS raises anything; the answer waits for a later try
             return item_result.retry(f"the LMS could not read the problem's state: {error}", self.retry_after)
         refusal = self.closed(item, state) or self.superseded(item, state) or self.exhausted(state)
@@ -87,7 +91,8 @@ class SubmissionProcessor:
 
     def check(self, item):
         try:
-            response = lms_boundary.post_problem_check(self.user, item.usage_key, item.fields["answers"])
+            with transaction.atomic():  # a savepoint, as above
+                response = lms_boundary.post_problem_check(self.user, item.usage_key, item.fields["answers"])
         except Exception as error:  # the LMS raises anything; the answer waits for a later try
             return item_result.retry(f"the LMS could not check the answer: {error}", self.retry_after)
         return read_problem_check(response, self.retry_after)

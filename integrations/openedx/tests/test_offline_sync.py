@@ -154,7 +154,8 @@ def test_the_plugin_is_registered_for_the_lms_with_its_urls():
 @pytest.mark.parametrize("endpoint", ["submissions", "events", "block-versions"])
 def test_no_credentials_or_a_bad_token_is_401(learner, lms, endpoint):
     body = {"sent_at": iso(now()), "items": [answer("a")], "versions": {}}
-    assert post(None, endpoint, body).status_code == 401
+    anonymous = post(None, endpoint, body)
+    assert anonymous.status_code == 401 and anonymous["WWW-Authenticate"] == 'JWT realm="api"'
     forged = post(None, endpoint, body, HTTP_AUTHORIZATION=f"JWT {token(learner, key=forged_key())}")
     expired = post(None, endpoint, body, HTTP_AUTHORIZATION=f"JWT {token(learner, lifetime=-60)}")
     assert (forged.status_code, expired.status_code) == (401, 401)
@@ -232,6 +233,23 @@ def test_a_problem_state_the_lms_cannot_read_is_retry(learner, lms, monkeypatch)
     [result] = submit(learner, [answer("a")])
     assert result["status"] == "retry" and "StudentModule locked" in result["message"]
     assert lms.checks == [] and not SyncedItem.objects.exists()
+
+
+def test_a_database_error_in_the_lms_handler_leaves_the_other_items_processed(learner, lms, monkeypatch):
+    grade = lms.post_problem_check
+
+    def writes_then_fails(user, usage_key, answers):
+        if str(usage_key) == P1:
+            User.objects.create(username=user.username)  # a unique username: the database refuses it
+            raise AssertionError("unreachable")
+        return grade(user, usage_key, answers)
+
+    monkeypatch.setattr(lms_boundary, "post_problem_check", writes_then_fails)
+    start = now() - timedelta(hours=1)
+    results = submit(learner, [answer("a", at=start), answer("b", usage_id=P2, at=start + timedelta(minutes=1))])
+    assert [r["status"] for r in results] == ["retry", "graded"]
+    assert "UNIQUE constraint failed" in results[0]["message"]
+    assert list(SyncedItem.objects.values_list("item_id", flat=True)) == ["b"]
 
 
 def test_a_retry_holds_back_the_later_items_of_its_block_only(learner, lms):
