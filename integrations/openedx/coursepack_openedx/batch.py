@@ -19,11 +19,13 @@ SENT_AT_SLACK = timedelta(seconds=1)
 class BadBatch(Exception):
     """The request as a whole cannot be read: answered with an HTTP error, nothing processed."""
 
-    def __init__(self, status, code, message):
+    def __init__(self, status, code, message, retry_after=None):
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
+        # Seconds, for an error the request may be sent again after (Retry-After).
+        self.retry_after = retry_after
 
 
 @dataclass(frozen=True)

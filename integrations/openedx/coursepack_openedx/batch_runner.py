@@ -27,7 +27,7 @@ def run_batch(user, course_key, kind, batch, processor):
 
 def _learner_order(item):
     # Invalid items have no time; they are answered without being processed, so go first.
-    return (item.occurred_at is not None, item.occurred_at or timezone.now(), item.index)
+    return (item.occurred_at.timestamp() if item.occurred_at else float("-inf"), item.index)
 
 
 def _repeat_in_batch(item, first, results):

@@ -23,10 +23,10 @@ from .published_blocks import compare_versions
 from .submission_processor import SubmissionProcessor
 
 
-def error(status, code, message, **headers):
+def error(status, code, message, retry_after=None):
     response = JsonResponse({"error": code, "message": message}, status=status)
-    for name, value in headers.items():
-        response[name.replace("_", "-")] = value
+    if retry_after is not None:
+        response["Retry-After"] = str(retry_after)
     return response
 
 
@@ -49,8 +49,7 @@ class CourseEndpoint(APIView):
         except InvalidKeyError:
             return error(400, "invalid", f"{course_id} is not a course id")
         except BadBatch as bad:
-            headers = {"Retry_After": str(setting("RETRY_AFTER_SECONDS"))} if bad.status == 503 else {}
-            return error(bad.status, bad.code, bad.message, **headers)
+            return error(bad.status, bad.code, bad.message, bad.retry_after)
 
     def bounded_body(self, request):
         limit = setting("MAX_BATCH_BYTES")
@@ -70,14 +69,15 @@ class CourseEndpoint(APIView):
         try:
             allowed = lms_boundary.has_course_access(user, course_key)
         except Exception as failure:  # the LMS raises anything; the device tries again later
-            raise BadBatch(503, "lms_unavailable", f"the LMS could not check access to {course_key}: {failure}") from failure
+            raise BadBatch(503, "lms_unavailable", f"the LMS could not check access to {course_key}: {failure}",
+                           retry_after=setting("RETRY_AFTER_SECONDS")) from failure
         if not allowed:
             raise BadBatch(403, "not_enrolled", f"{user.username} is not enrolled in {course_key}")
 
 
 class BatchEndpoint(CourseEndpoint):
     kind = None
-    processor = None
+    processor_class = None
 
     def answer(self, user, course_key, body):
         received_at = timezone.now()
@@ -88,7 +88,7 @@ class BatchEndpoint(CourseEndpoint):
         if not cache.add(lock, 1, timeout=setting("BATCH_LOCK_SECONDS")):
             raise BadBatch(409, "batch_in_progress", "another batch of this learner and course is being processed")
         try:
-            results = run_batch(user, course_key, self.kind, batch, self.processor(user, course_key, received_at))
+            results = run_batch(user, course_key, self.kind, batch, self.processor_class(user, course_key, received_at))
         finally:
             cache.delete(lock)
         return JsonResponse({
@@ -100,12 +100,12 @@ class BatchEndpoint(CourseEndpoint):
 
 class SubmissionsEndpoint(BatchEndpoint):
     kind = SyncedItem.SUBMISSION
-    processor = SubmissionProcessor
+    processor_class = SubmissionProcessor
 
 
 class EventsEndpoint(BatchEndpoint):
     kind = SyncedItem.EVENT
-    processor = EventProcessor
+    processor_class = EventProcessor
 
 
 class BlockVersionsEndpoint(CourseEndpoint):
