@@ -75,9 +75,11 @@ fi
 # Python packages the tests use, as: module  pip-name
 if [ "${1:-}" = "--test" ]; then
   # selenium drives Chromium; pytest runs the browser tests.
-  # The Open edX plugin's tests (Django, Celery, openedx-events); PyYAML reads the CI recipes.
+  # The Open edX plugin's tests (Django, Celery, openedx-events; for its LMS endpoints DRF,
+  # edx-drf-extensions and PyJWT); PyYAML reads the CI recipes.
   for pair in "jsonschema jsonschema" "selenium selenium" "pytest pytest" "yaml PyYAML" "django Django" \
-      "celery celery" "openedx_events openedx-events" "pytest_django pytest-django" "redis redis"; do
+      "celery celery" "openedx_events openedx-events" "pytest_django pytest-django" "redis redis" \
+      "rest_framework djangorestframework" "edx_rest_framework_extensions edx-drf-extensions" "jwt PyJWT"; do
     module=${pair%% *}
     package=${pair#* }
     if ! python3 -c "import $module" 2>/dev/null; then
@@ -87,8 +89,9 @@ if [ "${1:-}" = "--test" ]; then
       python3 -m pip install -q "$package" 2>/dev/null || python3 -m pip install -q --break-system-packages "$package"
     fi
   done
-  # The plugin itself, installed so its cms.djangoapp entry point is registered as in Studio.
-  if ! python3 -c "from importlib.metadata import entry_points; assert any(e.name == 'coursepack' for e in entry_points(group='cms.djangoapp'))" 2>/dev/null; then
+  # The plugin itself, installed so its entry points are registered as in Studio (cms.djangoapp)
+  # and the LMS (lms.djangoapp); an install from before the LMS side has only the first.
+  if ! python3 -c "from importlib.metadata import entry_points; assert all(any(e.name == 'coursepack' for e in entry_points(group=g)) for g in ('cms.djangoapp', 'lms.djangoapp'))" 2>/dev/null; then
     echo "installing the Open edX plugin from integrations/openedx (its tests need it registered)"
     python3 -m pip install -q -e "$(dirname "$0")/../integrations/openedx" 2>/dev/null || python3 -m pip install -q --break-system-packages -e "$(dirname "$0")/../integrations/openedx"
   fi

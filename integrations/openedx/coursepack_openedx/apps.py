@@ -2,7 +2,8 @@ from django.apps import AppConfig
 
 
 class CoursepackConfig(AppConfig):
-    """Registered in Studio through the `cms.djangoapp` entry point of the plugin framework."""
+    """Registered in Studio (`cms.djangoapp`: builds on publish) and in the LMS (`lms.djangoapp`:
+    the offline sync endpoints) through the entry points of the plugin framework."""
 
     name = "coursepack_openedx"
     verbose_name = "coursepack offline bundles"
@@ -11,6 +12,9 @@ class CoursepackConfig(AppConfig):
     # Read by edx-django-utils' plugin framework; the receivers are also connected in ready(),
     # so the app works the same when installed by hand in INSTALLED_APPS.
     plugin_app = {
+        "url_config": {
+            "lms.djangoapp": {"namespace": "coursepack", "regex": r"^api/coursepack/", "relative_path": "urls"},
+        },
         "signals_config": {
             "cms.djangoapp": {
                 "relative_path": "signals",

@@ -26,6 +26,31 @@ DEFAULTS = {
     "EXPORT_FUNCTION": "coursepack_openedx.export.export_with_platform",
     # Dotted path of a function returning every course key, for `coursepack_build --all`.
     "COURSE_LISTER": "coursepack_openedx.export.list_platform_courses",
+    # LMS side: the offline sync endpoints (docs/offline-sync-api.md).
+    # The LMS's own API authentication, in its order: a JWT (header or cookie), an OAuth2
+    # bearer token of the LMS's provider, the browser session (with CSRF).
+    "AUTHENTICATION_CLASSES": [
+        "edx_rest_framework_extensions.auth.jwt.authentication.JwtAuthentication",
+        "openedx.core.lib.api.authentication.BearerAuthenticationAllowInactiveUser",
+        "edx_rest_framework_extensions.auth.session.authentication.SessionAuthenticationAllowInactiveUser",
+    ],
+    "MAX_BATCH_ITEMS": 100,
+    "MAX_BATCH_BYTES": 1024 * 1024,
+    "MAX_VERSION_QUERIES": 5000,
+    # An answer made before the due date that reaches the LMS after it, but within this window,
+    # is kept for the course team instead of refused (the LMS will not grade a closed problem).
+    "LATE_SYNC_GRACE_SECONDS": 3 * 24 * 3600,
+    # What a `retry` result tells the device to wait before sending the item again.
+    "RETRY_AFTER_SECONDS": 60,
+    # A second batch of the same learner and course waits for the first: the lock's lifetime.
+    "BATCH_LOCK_SECONDS": 300,
+    # The tracking-log events a device may send: what the LMS's own pages emit for these actions.
+    "EVENT_NAMES": [
+        "problem_check", "problem_show", "problem_reset",
+        "load_video", "play_video", "pause_video", "seek_video", "speed_change_video", "stop_video",
+        "complete_video", "show_transcript", "hide_transcript",
+        "edx.ui.lms.sequence.tab_selected", "edx.ui.lms.link_clicked", "page_view",
+    ],
 }
 
 

@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.db import models
 
 
@@ -31,3 +32,51 @@ class CoursepackRun(models.Model):
 
     def __str__(self):
         return f"{self.course_id} {self.status} at {self.finished_at:%Y-%m-%d %H:%M:%S}"
+
+
+class SyncedItem(models.Model):
+    """The one result an offline item (a submission or an event) got, kept by the item's id so
+    that a device sending it again gets the same answer and the LMS handler does not run twice.
+    Only definite results are kept; a `retry` is not, so the item runs again when resent."""
+
+    SUBMISSION = "submission"
+    EVENT = "event"
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=16)
+    item_id = models.CharField(max_length=64)
+    course_id = models.CharField(max_length=255, db_index=True)
+    usage_id = models.CharField(max_length=255, blank=True, default="")
+    # SHA-256 of the item as sent: the same id with other content is a client error, not a repeat.
+    digest = models.CharField(max_length=64)
+    # The device's time of the answer or event, corrected by the batch's clock offset.
+    occurred_at = models.DateTimeField()
+    processed_at = models.DateTimeField()
+    status = models.CharField(max_length=16)
+    result = models.JSONField()
+    # What was sent, so that an answer held for the course team (a late sync) can be read.
+    payload = models.JSONField(default=dict)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "kind", "item_id"], name="coursepack_synced_item_once")]
+        indexes = [models.Index(fields=["user", "kind", "usage_id", "processed_at"])]
+
+    def __str__(self):
+        return f"{self.kind} {self.item_id} of {self.user_id}: {self.status}"
+
+
+class PublishedBlock(models.Model):
+    """A block's version in the course's last published manifest (its `content_hash`), written
+    by the Studio side after each build so that the LMS side can tell a device which of its
+    blocks are outdated: both sides share the database, not the build folder."""
+
+    course_id = models.CharField(max_length=255, db_index=True)
+    usage_id = models.CharField(max_length=255)
+    content_hash = models.CharField(max_length=128)
+    last_modified = models.CharField(max_length=40, blank=True, default="")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["course_id", "usage_id"], name="coursepack_published_block_once")]
+
+    def __str__(self):
+        return f"{self.usage_id} {self.content_hash[:12]}"

@@ -48,6 +48,8 @@ class Outcome:
     message: str = ""
     # Where the course's manifest went (the course's own folder of PUBLISH_TARGET).
     manifest: str = ""
+    # The built manifest on this machine: what clients get once it is published.
+    local_manifest: str = ""
 
     @property
     def status(self):
@@ -114,58 +116,68 @@ def publish_counts(report):
 
 
 def build_and_publish(course_id):
-    binary = setting("BINARY")
     root = os.path.join(setting("STATE_ROOT"), course_folder(course_id))
     published = os.path.join(root, "published")
     os.makedirs(root, exist_ok=True)
     export_root = tempfile.mkdtemp(prefix="export-", dir=root)
     try:
-        try:
-            course_path = import_string(setting("EXPORT_FUNCTION"))(course_id, export_root) or export_root
-        except Exception as error:  # the platform's export raises anything
-            raise CannotBuild(f"export of {course_id} failed: {error}") from error
-
-        report_path = os.path.join(root, "build-report.json")
-        arguments = [binary, "build", course_path, "--out", published, "--report", report_path, "--quiet"]
-        if setting("LMS_URL"):
-            arguments += ["--lms-url", setting("LMS_URL")]
-        built = run(arguments, setting("BUILD_TIMEOUT_SECONDS"))
-        if built.returncode not in (0, 1):
-            raise CannotBuild(f"coursepack build exited {built.returncode}: {built.stderr.strip()[-2000:]}")
-        report = read_json(report_path)
-        outcome = Outcome(
-            build_exit=built.returncode,
-            counts=report.get("counts", {}),
-            failed_blocks=[error.get("block") for error in report.get("errors", [])],
-        )
-        log.info("coursepack: %s: built (exit %s): %s", course_id, built.returncode,
-                 ", ".join(f"{value} {name}" for name, value in sorted(outcome.counts.items())))
-        for error in report.get("errors", []):
-            log.warning("coursepack: %s: block %s failed: %s", course_id, error.get("block"), error.get("message"))
-
+        course_path = export_course(course_id, export_root)
+        outcome = build(course_id, course_path, published, os.path.join(root, "build-report.json"))
         target = setting("PUBLISH_TARGET")
         if target:
             # A build with failed blocks still publishes: their previous archives were kept.
-            publish_report = os.path.join(root, "publish-report.json")
-            arguments = [binary, "publish", published, "--to", target, "--report", publish_report]
-            if setting("ENDPOINT_URL"):
-                arguments += ["--endpoint-url", setting("ENDPOINT_URL")]
-                if setting("PATH_STYLE"):
-                    arguments += ["--path-style"]
-            if setting("AWS_PROFILE"):
-                arguments += ["--profile", setting("AWS_PROFILE")]
-            if os.path.exists(publish_report):
-                os.unlink(publish_report)  # a report left by an earlier run must not pass for this one's
-            publishing = run(arguments, setting("PUBLISH_TIMEOUT_SECONDS"))
-            outcome.publish_exit = publishing.returncode
-            report = read_json(publish_report)
-            outcome.publish_counts = publish_counts(report)
-            outcome.manifest = report.get("manifest", "")
-            if publishing.returncode != 0:
-                raise PublishFailed(f"coursepack publish exited {publishing.returncode}: {publishing.stderr.strip()[-2000:]}")
-            # Each course goes into its own folder of the target; its manifest is there.
-            log.info("coursepack: %s: published to %s (exit %s): %s", course_id, outcome.manifest or target, publishing.returncode,
-                     ", ".join(f"{value} {name}" for name, value in sorted(outcome.publish_counts.items())))
+            publish(course_id, outcome, published, target, os.path.join(root, "publish-report.json"))
         return outcome
     finally:
         shutil.rmtree(export_root, ignore_errors=True)
+
+
+def export_course(course_id, export_root):
+    try:
+        return import_string(setting("EXPORT_FUNCTION"))(course_id, export_root) or export_root
+    except Exception as error:  # the platform's export raises anything
+        raise CannotBuild(f"export of {course_id} failed: {error}") from error
+
+
+def build(course_id, course_path, published, report_path):
+    arguments = [setting("BINARY"), "build", course_path, "--out", published, "--report", report_path, "--quiet"]
+    if setting("LMS_URL"):
+        arguments += ["--lms-url", setting("LMS_URL")]
+    built = run(arguments, setting("BUILD_TIMEOUT_SECONDS"))
+    if built.returncode not in (0, 1):
+        raise CannotBuild(f"coursepack build exited {built.returncode}: {built.stderr.strip()[-2000:]}")
+    report = read_json(report_path)
+    outcome = Outcome(
+        build_exit=built.returncode,
+        counts=report.get("counts", {}),
+        failed_blocks=[error.get("block") for error in report.get("errors", [])],
+        local_manifest=os.path.join(published, "manifest.json"),
+    )
+    log.info("coursepack: %s: built (exit %s): %s", course_id, built.returncode,
+             ", ".join(f"{value} {name}" for name, value in sorted(outcome.counts.items())))
+    for error in report.get("errors", []):
+        log.warning("coursepack: %s: block %s failed: %s", course_id, error.get("block"), error.get("message"))
+    return outcome
+
+
+def publish(course_id, outcome, published, target, report_path):
+    """Publishes the build into target, filling in outcome's publish fields."""
+    arguments = [setting("BINARY"), "publish", published, "--to", target, "--report", report_path]
+    if setting("ENDPOINT_URL"):
+        arguments += ["--endpoint-url", setting("ENDPOINT_URL")]
+        if setting("PATH_STYLE"):
+            arguments += ["--path-style"]
+    if setting("AWS_PROFILE"):
+        arguments += ["--profile", setting("AWS_PROFILE")]
+    if os.path.exists(report_path):
+        os.unlink(report_path)  # a report left by an earlier run must not pass for this one's
+    publishing = run(arguments, setting("PUBLISH_TIMEOUT_SECONDS"))
+    outcome.publish_exit = publishing.returncode
+    report = read_json(report_path)
+    outcome.publish_counts = publish_counts(report)
+    outcome.manifest = report.get("manifest", "")
+    if publishing.returncode != 0:
+        raise PublishFailed(f"coursepack publish exited {publishing.returncode}: {publishing.stderr.strip()[-2000:]}")
+    # Each course goes into its own folder of the target; its manifest is there.
+    log.info("coursepack: %s: published to %s (exit %s): %s", course_id, outcome.manifest or target, publishing.returncode,
+             ", ".join(f"{value} {name}" for name, value in sorted(outcome.publish_counts.items())))

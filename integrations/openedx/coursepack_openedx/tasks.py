@@ -7,6 +7,7 @@ from django.utils import timezone
 
 from .conf import setting
 from .models import CoursepackRun
+from .published_blocks import record_published_blocks
 from .runner import BuildFailed, build_and_publish
 
 log = logging.getLogger("coursepack")
@@ -34,6 +35,7 @@ def build_course(self, course_id, trigger="manual"):
             raise self.retry(exc=error, countdown=delay, max_retries=retries)
         log.error("coursepack: %s: giving up after %s attempts: %s", course_id, attempt, error)
         return {"course_id": course_id, "status": status, "attempts": attempt}
+    record_versions(course_id, outcome)
     CoursepackRun.objects.create(
         course_id=course_id, trigger=trigger, status=outcome.status, build_exit=outcome.build_exit,
         publish_exit=outcome.publish_exit, counts={"build": outcome.counts, "publish": outcome.publish_counts},
@@ -41,3 +43,14 @@ def build_course(self, course_id, trigger="manual"):
         finished_at=timezone.now())
     return {"course_id": course_id, "status": outcome.status, "build_exit": outcome.build_exit,
             "publish_exit": outcome.publish_exit, "manifest": outcome.manifest}
+
+
+def record_versions(course_id, outcome):
+    """The LMS side answers devices from these versions; they change only once clients can get
+    the manifest they come from (published, or built where no PUBLISH_TARGET is set)."""
+    try:
+        count = record_published_blocks(course_id, outcome.local_manifest)
+    except (OSError, ValueError) as error:
+        log.warning("coursepack: %s: block versions not recorded: %s", course_id, error)
+        return
+    log.info("coursepack: %s: %s block versions recorded for the LMS", course_id, count)

@@ -15,7 +15,7 @@ from openedx_events.content_authoring.data import CourseData, XBlockData
 from openedx_events.content_authoring.signals import COURSE_IMPORT_COMPLETED, XBLOCK_PUBLISHED
 from opaque_keys.edx.keys import CourseKey, UsageKey
 
-from coursepack_openedx.models import CoursepackRun
+from coursepack_openedx.models import CoursepackRun, PublishedBlock
 from coursepack_openedx.runner import course_folder
 
 from .conftest import ROOT
@@ -111,6 +111,10 @@ def test_a_burst_of_publish_events_becomes_one_build_and_one_publish(configured,
     assert any(r.getMessage().startswith(f"coursepack: {COURSE_ID}: published to ") for r in caplog.records)
     # The build state and output live under the course's own state folder.
     assert (configured / "state" / course_folder(COURSE_ID) / "published" / "manifest.json").is_file()
+    # The LMS side answers devices from the versions of what was just published.
+    versions = dict(PublishedBlock.objects.filter(course_id=COURSE_ID).values_list("usage_id", "content_hash"))
+    assert versions == {block["usage_id"]: block["content_hash"] for block in manifest["blocks"] if "content_hash" in block}
+    assert len(versions) > 250
 
 
 @pytest.mark.django_db
@@ -330,6 +334,8 @@ exec {real} "$@"
     runs = list(CoursepackRun.objects.order_by("attempts"))
     assert [(run.status, run.attempts) for run in runs] == [("failed", 1), ("failed", 2)]
     assert all(run.message.startswith("coursepack publish exited ") for run in runs)
+    # Devices cannot get what was not published: its versions are not recorded.
+    assert not PublishedBlock.objects.exists()
 
 
 @pytest.mark.django_db
