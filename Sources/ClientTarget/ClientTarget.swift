@@ -1,3 +1,4 @@
+import Diagnostics
 import FileSystem
 import Foundation
 import Manifest
@@ -313,5 +314,20 @@ extension ClientTarget {
             }
         }
         throw .invalidRequest(refusal.map { "\($0)" } ?? "the answer names no course of this target")
+    }
+}
+
+extension ClientError: Diagnosable {
+    public var diagnosticID: DiagnosticID {
+        switch self {
+        case .notATarget: return .notATarget
+        case .unknownID: return .unknownBlock
+        case .notInstalled: return .notInstalled
+        case .pinnedOverBudget: return .pinnedOverBudget
+        case .locked: return .targetLocked
+        case .invalidRequest: return .invalidSyncRequest
+        case .local: return .deviceFileError
+        case .sync(let error): return error.diagnosticID
+        }
     }
 }

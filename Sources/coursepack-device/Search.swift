@@ -12,8 +12,8 @@ struct Search: ParsableCommand {
             only common words, an unknown course, or a damaged index (named; the next sync repairs it).
             """)
 
-    @Argument(help: "A folder kept by `coursepack sync`.")
-    var target: String
+    @OptionGroup var folder: TargetFolder
+    var target: String { folder.path }
 
     @Argument(help: "What to find; quote a phrase inside it (\"'\\\"binary search\\\" tree'\").")
     var query: String

@@ -8,8 +8,8 @@ struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Serve a synced folder over HTTP (course list and outlines at /, Range requests for video) until interrupted.")
 
-    @Argument(help: "A folder kept by `coursepack sync`.")
-    var target: String
+    @OptionGroup var folder: TargetFolder
+    var target: String { folder.path }
 
     @Option(name: .long, help: "TCP port; 0 lets the system choose (printed on start).")
     var port: Int = 8080
@@ -34,7 +34,7 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         _ = try existingTarget(target)
-        let shown = bind
+        let (shown, target) = (bind, target)
         try await orExitBadInput {
             var limits = CourseServer.Limits.standard
             limits.idleSeconds = idleTimeout

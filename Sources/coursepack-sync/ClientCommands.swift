@@ -12,8 +12,8 @@ struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List the courses of a synced folder: blocks present, bytes on disk, pins and last use, and the storage budget.")
 
-    @Argument(help: "A folder kept by `coursepack sync`.")
-    var target: String
+    @OptionGroup var folder: TargetFolder
+    var target: String { folder.path }
 
     @Flag(name: .long, help: "One line per block too: present, missing, damaged, not downloaded or online only; size, pinned, last use.")
     var blocks = false
@@ -69,8 +69,8 @@ struct Open: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the page of BLOCK in TARGET and record that it was opened (recently opened blocks are evicted last).")
 
-    @Argument(help: "A folder kept by `coursepack sync`.")
-    var target: String
+    @OptionGroup var folder: TargetFolder
+    var target: String { folder.path }
 
     @Argument(help: "The block's usage id.")
     var block: String
