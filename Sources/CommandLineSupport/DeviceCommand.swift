@@ -22,7 +22,7 @@ public enum DeviceCommand {
 /// names first.
 public struct TargetFolder: ParsableArguments {
     @Argument(help: "A folder kept by `coursepack sync`.")
-    public var path: String
+    public var target: String
 
     public init() {}
 }

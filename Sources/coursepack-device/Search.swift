@@ -13,7 +13,7 @@ struct Search: ParsableCommand {
             """)
 
     @OptionGroup var folder: TargetFolder
-    var target: String { folder.path }
+    var target: String { folder.target }
 
     @Argument(help: "What to find; quote a phrase inside it (\"'\\\"binary search\\\" tree'\").")
     var query: String

@@ -9,7 +9,7 @@ struct Serve: AsyncParsableCommand {
         abstract: "Serve a synced folder over HTTP (course list and outlines at /, Range requests for video) until interrupted.")
 
     @OptionGroup var folder: TargetFolder
-    var target: String { folder.path }
+    var target: String { folder.target }
 
     @Option(name: .long, help: "TCP port; 0 lets the system choose (printed on start).")
     var port: Int = 8080

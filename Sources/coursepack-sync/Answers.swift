@@ -12,7 +12,7 @@ struct Answers: ParsableCommand {
         abstract: "List the answers given offline in TARGET and their state, or record one (--add).")
 
     @OptionGroup var folder: TargetFolder
-    var target: String { folder.path }
+    var target: String { folder.target }
 
     @Option(name: .long, help: "Record the answer in FILE (- for standard input): the JSON a page posts, {usage_id, timestamp, fields[, content_hash, id]}.")
     var add: String?

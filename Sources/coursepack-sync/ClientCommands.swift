@@ -13,7 +13,7 @@ struct Status: ParsableCommand {
         abstract: "List the courses of a synced folder: blocks present, bytes on disk, pins and last use, and the storage budget.")
 
     @OptionGroup var folder: TargetFolder
-    var target: String { folder.path }
+    var target: String { folder.target }
 
     @Flag(name: .long, help: "One line per block too: present, missing, damaged, not downloaded or online only; size, pinned, last use.")
     var blocks = false
@@ -70,7 +70,7 @@ struct Open: ParsableCommand {
         abstract: "Print the page of BLOCK in TARGET and record that it was opened (recently opened blocks are evicted last).")
 
     @OptionGroup var folder: TargetFolder
-    var target: String { folder.path }
+    var target: String { folder.target }
 
     @Argument(help: "The block's usage id.")
     var block: String
