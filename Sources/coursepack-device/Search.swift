@@ -13,7 +13,6 @@ struct Search: ParsableCommand {
             """)
 
     @OptionGroup var folder: TargetFolder
-    var target: String { folder.target }
 
     @Argument(help: "What to find; quote a phrase inside it (\"'\\\"binary search\\\" tree'\").")
     var query: String
@@ -32,7 +31,7 @@ struct Search: ParsableCommand {
     }
 
     func run() throws {
-        let clientTarget = try existingTarget(target)
+        let clientTarget = try existingTarget(folder.target)
         let results = try orExitBadInput { try TargetSearch(target: clientTarget).search(query, course: course, limit: limit) }
         if json {
             let encoder = JSONEncoder()

@@ -12,7 +12,6 @@ struct Answers: ParsableCommand {
         abstract: "List the answers given offline in TARGET and their state, or record one (--add).")
 
     @OptionGroup var folder: TargetFolder
-    var target: String { folder.target }
 
     @Option(name: .long, help: "Record the answer in FILE (- for standard input): the JSON a page posts, {usage_id, timestamp, fields[, content_hash, id]}.")
     var add: String?
@@ -21,7 +20,7 @@ struct Answers: ParsableCommand {
     var json = false
 
     func run() throws {
-        let clientTarget = ClientTarget(root: target)
+        let clientTarget = ClientTarget(root: folder.target)
         let courses = try orExitBadInput { try clientTarget.courseRoots() }
         if let add {
             let data = add == "-" ? FileHandle.standardInput.readDataToEndOfFile() : FileManager.default.contents(atPath: add)

@@ -13,7 +13,6 @@ struct Status: ParsableCommand {
         abstract: "List the courses of a synced folder: blocks present, bytes on disk, pins and last use, and the storage budget.")
 
     @OptionGroup var folder: TargetFolder
-    var target: String { folder.target }
 
     @Flag(name: .long, help: "One line per block too: present, missing, damaged, not downloaded or online only; size, pinned, last use.")
     var blocks = false
@@ -22,7 +21,7 @@ struct Status: ParsableCommand {
     var verify = false
 
     func run() throws {
-        let clientTarget = try existingTarget(target)
+        let clientTarget = try existingTarget(folder.target)
         let report = try orExitBadInput { try clientTarget.status(readingBytes: verify) }
         for course in report.courses {
             printOutput("course \(course.folder)  \(course.courseID)  \(course.title)")
@@ -70,13 +69,12 @@ struct Open: ParsableCommand {
         abstract: "Print the page of BLOCK in TARGET and record that it was opened (recently opened blocks are evicted last).")
 
     @OptionGroup var folder: TargetFolder
-    var target: String { folder.target }
 
     @Argument(help: "The block's usage id.")
     var block: String
 
     func run() throws {
-        let clientTarget = try existingTarget(target)
+        let clientTarget = try existingTarget(folder.target)
         let path = try orExitBadInput { try clientTarget.markOpened(block) }
         printOutput(path)
     }
