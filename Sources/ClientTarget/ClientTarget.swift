@@ -1,4 +1,3 @@
-import Diagnostics
 import FileSystem
 import Foundation
 import Manifest
@@ -201,50 +200,6 @@ public struct ClientTarget: Sendable {
     }
 }
 
-public enum ClientError: Error, Equatable, CustomStringConvertible {
-    case notATarget(path: String, reason: String)
-    case unknownID(id: String, course: String?)
-    case notInstalled(blockID: String, reason: String)
-    case pinnedOverBudget(pinned: UInt64, budget: UInt64)
-    case locked(path: String)
-    case invalidRequest(String)
-    case local(path: String, reason: String)
-    case sync(SyncError)
-
-    public var description: String {
-        switch self {
-        case .notATarget(let path, let reason): return "\(path): not a coursepack target: \(reason)"
-        case .unknownID(let id, let course): return "\(id): no such block or container\(course.map { " in \($0)" } ?? " in this target")"
-        case .notInstalled(let id, let reason): return "\(id): \(reason)"
-        case .pinnedOverBudget(let pinned, let budget):
-            return "the pinned content takes \(pinned) bytes, \(pinned - budget) bytes over the budget of \(budget) bytes; nothing was downloaded"
-        case .locked(let path): return "\(path): another sync into this target is running"
-        case .invalidRequest(let reason): return reason
-        case .local(let path, let reason): return "\(path): \(reason)"
-        case .sync(let error): return "\(error)"
-        }
-    }
-}
-
-/// Sizes as people write them: `200MB`, `1.5GB`, `500k`, `1048576`; decimal units (kB = 1000),
-/// binary ones with an i (MiB = 1048576).
-public enum ByteSize {
-    public static func parse(_ text: String) -> UInt64? {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
-        let digits = trimmed.prefix { $0.isNumber || $0 == "." }
-        guard !digits.isEmpty, let number = Double(digits), number >= 0 else { return nil }
-        let unit = trimmed.dropFirst(digits.count).trimmingCharacters(in: .whitespaces).lowercased()
-        let units: [String: Double] = [
-            "": 1, "b": 1, "k": 1e3, "kb": 1e3, "m": 1e6, "mb": 1e6, "g": 1e9, "gb": 1e9, "t": 1e12, "tb": 1e12,
-            "kib": 1024, "mib": 1_048_576, "gib": 1_073_741_824, "tib": 1_099_511_627_776,
-        ]
-        guard let factor = units[unit] else { return nil }
-        let bytes = (number * factor).rounded(.down)
-        guard bytes < 1.8e19 else { return nil }
-        return UInt64(bytes)
-    }
-}
-
 extension ClientTarget {
     /// The folder of the course `courseID` in this target: the one a sync recorded, or the one
     /// its first sync will make. Reads only.
@@ -314,20 +269,5 @@ extension ClientTarget {
             }
         }
         throw .invalidRequest(refusal.map { "\($0)" } ?? "the answer names no course of this target")
-    }
-}
-
-extension ClientError: Diagnosable {
-    public var diagnosticID: DiagnosticID {
-        switch self {
-        case .notATarget: return .notATarget
-        case .unknownID: return .unknownBlock
-        case .notInstalled: return .notInstalled
-        case .pinnedOverBudget: return .pinnedOverBudget
-        case .locked: return .targetLocked
-        case .invalidRequest: return .invalidSyncRequest
-        case .local: return .deviceFileError
-        case .sync(let error): return error.diagnosticID
-        }
     }
 }

@@ -9,9 +9,7 @@ struct StagedBlock: Sendable {
     let sha256: String
     /// `TARGET/<type>/<name>`, the install folder: `parent` + `/` + `name`.
     let final: String
-    let parent: String
-    let name: String
-    /// `<parent>/.<name>.new-<pid>-<n>`, beside `final`.
+    /// `<parent>/.<name>.new-<pid>-<n>`, beside `final`: unique to this sync.
     let staging: String
     /// Whether this sync wrote its inventory (rather than finding the same archive's there),
     /// and so removes it when the block is not installed.
@@ -23,10 +21,15 @@ struct StagedBlock: Sendable {
         (self.usageID, self.folder, self.sha256) = (usageID, folder, sha256)
         final = target + "/" + folder
         let slash = folder.lastIndex(of: "/")
-        parent = target + "/" + (slash.map { String(folder[..<$0]) } ?? "")
-        name = slash.map { String(folder[folder.index(after: $0)...]) } ?? folder
+        let parent = target + "/" + (slash.map { String(folder[..<$0]) } ?? "")
+        let name = slash.map { String(folder[folder.index(after: $0)...]) } ?? folder
         staging = parent + "/.\(name).new-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
     }
+
+    /// `TARGET/<type>`.
+    var parent: String { (staging as NSString).deletingLastPathComponent }
+    /// The install folder's own name.
+    var name: String { (final as NSString).lastPathComponent }
 }
 
 /// A block swapped into place; `previous` holds the version it replaced (nil when there was
