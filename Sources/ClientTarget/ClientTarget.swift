@@ -14,6 +14,10 @@ import ZipArchive
 /// Each course folder is what `SyncClient` keeps in sync; this type decides which blocks it may
 /// install (pins, requests, prefetch, the budget), evicts the least recently used, and repairs
 /// what it finds damaged before every sync.
+///
+/// An app embedding the library calls what the command line calls: `preview` (`sync --dry-run`),
+/// `sync` (its steps: `fetchManifest`, `check`, `prepare`, `settle`, `reconcile`, `makeRoom`,
+/// `install`, `recordUse`, `finish`), `status`, `markOpened`, `recordAnswer` and `submitAnswers`.
 public struct ClientTarget: Sendable {
     public let root: String
 
