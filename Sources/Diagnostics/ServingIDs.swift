@@ -7,6 +7,12 @@ extension DiagnosticID {
     public static let invalidAnswer = DiagnosticID("CP613", "the answer cannot be kept")
     public static let outboxFull = DiagnosticID("CP614", "the outbox is full")
     public static let invalidOpaqueKey = DiagnosticID("CP615", "an id is not an opaque key of the course")
+    public static let lmsSignInRequired = DiagnosticID("CP616", "the LMS refused the credentials")
+    public static let answersNotSent = DiagnosticID("CP617", "the answers could not be sent")
+    public static let completionsRefused = DiagnosticID("CP618", "the LMS refused the completions")
 
-    static let serving: [DiagnosticID] = [cannotServe, invalidLMSURL, insecureLMS, outboxUnwritable, invalidAnswer, outboxFull, invalidOpaqueKey]
+    static let serving: [DiagnosticID] = [
+        cannotServe, invalidLMSURL, insecureLMS, outboxUnwritable, invalidAnswer, outboxFull, invalidOpaqueKey, lmsSignInRequired,
+        answersNotSent, completionsRefused,
+    ]
 }

@@ -158,8 +158,8 @@ extension Sync {
         let report = try await orExitBadInput { try await clientTarget.submitAnswers(request) }
         let outcome = report.answers
         printOutput("coursepack: answers: \(outcome.sent) sent, \(outcome.conflicts) held (the block changed), \(outcome.rejected) rejected, \(outcome.kept) kept for later")
-        if let reason = outcome.stopReason { printError("error: answers not sent: \(reason); they are kept") }
-        if outcome.signInRequired { printError("error: \(request.origin.base) refused the credentials (401/403): sign in again; the answers are kept") }
+        if let reason = outcome.stopReason { printError("error[\(DiagnosticID.answersNotSent.code)]: answers not sent: \(reason); they are kept") }
+        if outcome.signInRequired { printError("error[\(DiagnosticID.lmsSignInRequired.code)]: \(request.origin.base) refused the credentials (401/403): sign in again; the answers are kept") }
         var kept = outcome.kept > 0
         switch report.completions {
         case nil:
@@ -170,10 +170,10 @@ extension Sync {
             printOutput("coursepack: progress: \(report.completionsOffered) completions kept for later (\(reason))")
             kept = true
         case .signInRequired:
-            printError("error: \(request.origin.base) refused the credentials (401/403): sign in again; the completions are kept")
+            printError("error[\(DiagnosticID.lmsSignInRequired.code)]: \(request.origin.base) refused the credentials (401/403): sign in again; the completions are kept")
             kept = true
         case .refused(let message):
-            printError("error: the LMS refused the completions: \(message); they are kept")
+            printError("error[\(DiagnosticID.completionsRefused.code)]: the LMS refused the completions: \(message); they are kept")
             kept = true
         }
         return kept
