@@ -42,7 +42,7 @@ let package = Package(
         .target(name: "CourseSearch", dependencies: ["LinkRewriter", "Manifest"]),
         .target(
             name: "OfflineSearch",
-            dependencies: ["CourseSearch", "ClientTarget", "SyncClient", "Manifest", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["Diagnostics", "CourseSearch", "ClientTarget", "SyncClient", "Manifest", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .target(
             name: "BlockRenderer",
@@ -87,7 +87,7 @@ let package = Package(
         .executableTarget(
             name: "coursepack-sync",
             dependencies: [
-                "SyncClient", "ClientTarget", "Manifest", "CommandLineSupport", "StoragePublisher", "SafeText",
+                "Diagnostics", "SyncClient", "ClientTarget", "Manifest", "CommandLineSupport", "StoragePublisher", "SafeText",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

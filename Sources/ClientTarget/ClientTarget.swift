@@ -14,6 +14,10 @@ import ZipArchive
 /// Each course folder is what `SyncClient` keeps in sync; this type decides which blocks it may
 /// install (pins, requests, prefetch, the budget), evicts the least recently used, and repairs
 /// what it finds damaged before every sync.
+///
+/// An app embedding the library calls what the command line calls: `preview` (`sync --dry-run`),
+/// `sync` (its steps: `fetchManifest`, `check`, `prepare`, `settle`, `reconcile`, `makeRoom`,
+/// `install`, `recordUse`, `finish`), `status`, `markOpened`, `recordAnswer` and `submitAnswers`.
 public struct ClientTarget: Sendable {
     public let root: String
 
@@ -197,50 +201,6 @@ public struct ClientTarget: Sendable {
         } catch {
             throw .local(path: path, reason: "cannot create the folder")
         }
-    }
-}
-
-public enum ClientError: Error, Equatable, CustomStringConvertible {
-    case notATarget(path: String, reason: String)
-    case unknownID(id: String, course: String?)
-    case notInstalled(blockID: String, reason: String)
-    case pinnedOverBudget(pinned: UInt64, budget: UInt64)
-    case locked(path: String)
-    case invalidRequest(String)
-    case local(path: String, reason: String)
-    case sync(SyncError)
-
-    public var description: String {
-        switch self {
-        case .notATarget(let path, let reason): return "\(path): not a coursepack target: \(reason)"
-        case .unknownID(let id, let course): return "\(id): no such block or container\(course.map { " in \($0)" } ?? " in this target")"
-        case .notInstalled(let id, let reason): return "\(id): \(reason)"
-        case .pinnedOverBudget(let pinned, let budget):
-            return "the pinned content takes \(pinned) bytes, \(pinned - budget) bytes over the budget of \(budget) bytes; nothing was downloaded"
-        case .locked(let path): return "\(path): another sync into this target is running"
-        case .invalidRequest(let reason): return reason
-        case .local(let path, let reason): return "\(path): \(reason)"
-        case .sync(let error): return "\(error)"
-        }
-    }
-}
-
-/// Sizes as people write them: `200MB`, `1.5GB`, `500k`, `1048576`; decimal units (kB = 1000),
-/// binary ones with an i (MiB = 1048576).
-public enum ByteSize {
-    public static func parse(_ text: String) -> UInt64? {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
-        let digits = trimmed.prefix { $0.isNumber || $0 == "." }
-        guard !digits.isEmpty, let number = Double(digits), number >= 0 else { return nil }
-        let unit = trimmed.dropFirst(digits.count).trimmingCharacters(in: .whitespaces).lowercased()
-        let units: [String: Double] = [
-            "": 1, "b": 1, "k": 1e3, "kb": 1e3, "m": 1e6, "mb": 1e6, "g": 1e9, "gb": 1e9, "t": 1e12, "tb": 1e12,
-            "kib": 1024, "mib": 1_048_576, "gib": 1_073_741_824, "tib": 1_099_511_627_776,
-        ]
-        guard let factor = units[unit] else { return nil }
-        let bytes = (number * factor).rounded(.down)
-        guard bytes < 1.8e19 else { return nil }
-        return UInt64(bytes)
     }
 }
 

@@ -47,38 +47,11 @@ public enum OutlinePage {
     /// The outline page's HTML and the frame pages', in course order. `searchIndex`: the
     /// installed search index's `index.js`, relative to the course folder, for the search box.
     public static func render(published: CourseManifest, installed: Set<String>, searchIndex: String? = nil) -> (outline: String, frames: [String]) {
-        let blocks = Dictionary(published.blocks.map { ($0.usageID, $0) }, uniquingKeysWith: { a, _ in a })
-        let containers = Dictionary((published.outline ?? []).map { ($0.usageID, $0) }, uniquingKeysWith: { a, _ in a })
         // Installed pages in course order, each with its frame page's number.
         let pages = published.blocks.filter { installed.contains($0.usageID) }
         let frameNumber = Dictionary(pages.enumerated().map { ($1.usageID, $0 + 1) }, uniquingKeysWith: { a, _ in a })
         let title = published.outline?.first { $0.type == "course" }?.displayName ?? published.courseID
-
-        var body = ""
-        var seen = Set<String>()
-        func item(_ id: String, depth: Int) {
-            guard seen.insert(id).inserted else { return }
-            if let container = containers[id] {
-                let name = escape(container.displayName ?? container.type)
-                if container.type == "course" {
-                    for child in container.children { item(child, depth: depth) }
-                    return
-                }
-                let heading = depth < 3 ? "h\(depth + 2)" : "p"
-                body += "<li class=\"\(escape(container.type))\"><\(heading)>\(name)</\(heading)>\n<ul>\n"
-                for child in container.children { item(child, depth: depth + 1) }
-                body += "</ul></li>\n"
-            } else if let block = blocks[id] {
-                body += "<li class=\"block\">" + blockItem(block, installed: installed.contains(id), frame: frameNumber[id]) + "</li>\n"
-            }
-        }
-        if let root = published.outline?.first(where: { $0.type == "course" }) {
-            item(root.usageID, depth: 0)
-        }
-        // Blocks no container reaches (an old manifest without outline): listed in course order.
-        for block in published.blocks where !seen.contains(block.usageID) {
-            body += "<li class=\"block\">" + blockItem(block, installed: installed.contains(block.usageID), frame: frameNumber[block.usageID]) + "</li>\n"
-        }
+        let body = outlineList(published, installed: installed, frameNumber: frameNumber)
         let searchSection = searchIndex.map { BrowserSearch.section(indexScript: href($0), installed: pages.map(\.usageID)) } ?? ""
         let start = pages.isEmpty ? "" : "<p><a href=\"\(ClientTarget.navigationFolderName)/1.html\">Read from the start, page by page</a></p>\n"
         let outline = """
@@ -94,6 +67,43 @@ public enum OutlinePage {
             </body></html>
 
             """
+        return (outline, framePages(pages))
+    }
+
+    /// The outline's list items: containers as headings in course order, blocks as links to
+    /// their pages; blocks no container reaches (an old manifest without outline) after them.
+    static func outlineList(_ published: CourseManifest, installed: Set<String>, frameNumber: [String: Int]) -> String {
+        let blocks = Dictionary(published.blocks.map { ($0.usageID, $0) }, uniquingKeysWith: { a, _ in a })
+        let containers = Dictionary((published.outline ?? []).map { ($0.usageID, $0) }, uniquingKeysWith: { a, _ in a })
+        var body = ""
+        var seen = Set<String>()
+        func item(_ id: String, depth: Int) {
+            guard seen.insert(id).inserted else { return }
+            if let container = containers[id] {
+                if container.type == "course" {
+                    for child in container.children { item(child, depth: depth) }
+                    return
+                }
+                let heading = depth < 3 ? "h\(depth + 2)" : "p"
+                body += "<li class=\"\(escape(container.type))\"><\(heading)>\(escape(container.displayName ?? container.type))</\(heading)>\n<ul>\n"
+                for child in container.children { item(child, depth: depth + 1) }
+                body += "</ul></li>\n"
+            } else if let block = blocks[id] {
+                body += "<li class=\"block\">" + blockItem(block, installed: installed.contains(id), frame: frameNumber[id]) + "</li>\n"
+            }
+        }
+        if let root = published.outline?.first(where: { $0.type == "course" }) {
+            item(root.usageID, depth: 0)
+        }
+        for block in published.blocks where !seen.contains(block.usageID) {
+            body += "<li class=\"block\">" + blockItem(block, installed: installed.contains(block.usageID), frame: frameNumber[block.usageID]) + "</li>\n"
+        }
+        return body
+    }
+
+    /// One frame page per installed page, in course order: the page with links to the outline
+    /// and to the previous and next pages.
+    static func framePages(_ pages: [BlockEntry]) -> [String] {
         var frames: [String] = []
         for (index, page) in pages.enumerated() {
             guard let archive = page.archive, let folder = ArchivePath.installFolder(of: archive) else { continue }
@@ -113,7 +123,7 @@ public enum OutlinePage {
 
                 """)
         }
-        return (outline, frames)
+        return frames
     }
 
     static func blockItem(_ block: BlockEntry, installed: Bool, frame: Int?) -> String {

@@ -64,44 +64,46 @@ extension ClientTarget {
             report.budget = state.budget
             courses = state.courses.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         }
-        for (folder, record) in courses {
-            let courseRoot = root + "/" + folder
-            guard let installed = InstalledCourse(courseRoot: courseRoot) else {
-                // Its first sync did not get as far as its manifest: only leftovers to show.
-                if let record {
-                    report.courses.append(CourseStatus(
-                        folder: folder, courseID: record.courseID, title: "", publishedAt: "never (no local manifest yet)", pins: record.pins, bytes: 0,
-                        presentBlocks: 0, damagedBlocks: 0, leftovers: SyncLeftovers(target: courseRoot).find(), offlineBlocks: 0, lastUse: nil, blocks: []))
-                }
-                continue
-            }
-            let published = (try? ManifestFile.read(OutlinePage.publishedPath(courseRoot: courseRoot))) ?? installed.manifest
-            let pins = record?.pins ?? []
-            let view = CourseView(published)
-            var blocks: [BlockStatus] = []
-            for block in published.blocks {
-                // Where it was installed from, which may differ from where the server has it now.
-                let installedEntry = installed.blockBytes[block.usageID] == nil ? nil : installed.manifest.blocks.first { $0.usageID == block.usageID }
-                let damage = installedEntry.flatMap { Self.damage(of: $0, in: courseRoot, readingBytes: readingBytes) }
-                let present = installed.blockBytes[block.usageID] != nil && damage == nil
-                blocks.append(BlockStatus(
-                    usageID: block.usageID, type: block.type, displayName: block.displayName ?? "", offline: block.isOffline, present: present,
-                    damage: damage, bytes: installed.bytes(of: block.usageID), pinned: view.isPinned(block.usageID, pins: pins),
-                    lastUse: record?.lastUse[block.usageID]))
-            }
-            let shared = [installed.manifest.runtime, installed.manifest.search].compactMap { $0 }.compactMap { archive -> (String, Damage)? in
-                let entry = BlockEntry(usageID: archive.archive, type: "shared", displayName: nil, parents: [], archive: archive.archive, sha256: archive.sha256)
-                return Self.damage(of: entry, in: courseRoot, readingBytes: readingBytes).map { (String(archive.archive.dropLast(4)), $0) }
-            }
-            report.courses.append(CourseStatus(
-                folder: folder, courseID: installed.manifest.courseID,
-                title: published.outline?.first { $0.type == "course" }?.displayName ?? "",
-                publishedAt: installed.manifest.publishedAt, pins: pins, bytes: installed.totalBytes,
-                presentBlocks: blocks.filter(\.present).count, damagedBlocks: blocks.filter { $0.damage != nil }.count,
-                leftovers: SyncLeftovers(target: courseRoot).find(), offlineBlocks: blocks.filter(\.offline).count,
-                lastUse: record?.lastUse.values.max(), blocks: blocks, sharedDamage: shared))
-        }
+        report.courses = courses.compactMap { courseStatus(folder: $0.folder, record: $0.record, readingBytes: readingBytes) }
         return report
+    }
+
+    /// One course's status; nil for a folder that holds nothing of a course.
+    func courseStatus(folder: String, record: CourseRecord?, readingBytes: Bool) -> CourseStatus? {
+        let courseRoot = root + "/" + folder
+        guard let installed = InstalledCourse(courseRoot: courseRoot) else {
+            // Its first sync did not get as far as its manifest: only leftovers to show.
+            guard let record else { return nil }
+            return CourseStatus(
+                folder: folder, courseID: record.courseID, title: "", publishedAt: "never (no local manifest yet)", pins: record.pins, bytes: 0,
+                presentBlocks: 0, damagedBlocks: 0, leftovers: SyncLeftovers(target: courseRoot).find(), offlineBlocks: 0, lastUse: nil, blocks: [])
+        }
+        let published = (try? ManifestFile.read(OutlinePage.publishedPath(courseRoot: courseRoot))) ?? installed.manifest
+        let pins = record?.pins ?? []
+        let view = CourseView(published)
+        var blocks: [BlockStatus] = []
+        for block in published.blocks {
+            // Where it was installed from, which may differ from where the server has it now.
+            let installedEntry = installed.blockBytes[block.usageID] == nil ? nil : installed.manifest.blocks.first { $0.usageID == block.usageID }
+            let damage = installedEntry.flatMap { Self.damage(of: $0, in: courseRoot, readingBytes: readingBytes) }
+            let present = installed.blockBytes[block.usageID] != nil && damage == nil
+            blocks.append(BlockStatus(
+                usageID: block.usageID, type: block.type, displayName: block.displayName ?? "", offline: block.isOffline, present: present,
+                damage: damage, bytes: installed.bytes(of: block.usageID), pinned: view.isPinned(block.usageID, pins: pins),
+                lastUse: record?.lastUse[block.usageID]))
+        }
+        let shared = SharedContent.all(in: installed.manifest).compactMap { shared -> (String, Damage)? in
+            let archive = shared.archive
+            let entry = BlockEntry(usageID: shared.usageID, type: shared.kind.rawValue, displayName: nil, parents: [], archive: archive.archive, sha256: archive.sha256)
+            return Self.damage(of: entry, in: courseRoot, readingBytes: readingBytes).map { (String(archive.archive.dropLast(4)), $0) }
+        }
+        return CourseStatus(
+            folder: folder, courseID: installed.manifest.courseID,
+            title: published.outline?.first { $0.type == "course" }?.displayName ?? "",
+            publishedAt: installed.manifest.publishedAt, pins: pins, bytes: installed.totalBytes,
+            presentBlocks: blocks.filter(\.present).count, damagedBlocks: blocks.filter { $0.damage != nil }.count,
+            leftovers: SyncLeftovers(target: courseRoot).find(), offlineBlocks: blocks.filter(\.offline).count,
+            lastUse: record?.lastUse.values.max(), blocks: blocks, sharedDamage: shared)
     }
 
     /// An installed block's folder compared with its inventory; nil when it is as installed or

@@ -49,92 +49,28 @@ extension ClientTarget {
         public var budget: UInt64?
     }
 
-    /// One sync of one course into the target. Bad requests (unknown pin or block, pinned
-    /// content over the budget, a folder that is not a target) throw before anything changes.
+    /// One sync of one course into the target, in steps: fetch the server's manifest, check the
+    /// request against it, plan the target's state (`prepare`), take the lock and settle the
+    /// state under it (`settle`), reconcile, make room within the budget (`makeRoom`), install
+    /// (`install`, by `SyncClient`), record use, then enforce the budget on what is on disk and
+    /// write the pages (`finish`). Bad requests (unknown pin or block, pinned content over the
+    /// budget, a folder that is not a target) throw before anything changes.
     public func sync(_ request: SyncRequest, progress: @Sendable (Int, Int) -> Void = { _, _ in }) async throws(ClientError) -> SyncReport {
-        var report = SyncReport()
         let targetKind = try kind()
-        // Fetched once, conditionally on the copy cached by the course's last sync from the same
-        // source: an unchanged course costs one 304.
         let known = targetKind == .multiCourse ? try readState() : State()
-        let cachedIn = known.courses.first { $0.value.source == request.source.description }.map { root + "/" + $0.key }
-            ?? (targetKind == .singleCourse ? root : root + "/" + Self.stateFolderName + "/no-course")
-        let fetched: FetchedManifest
-        do {
-            fetched = try await SyncClient(options: .init(source: request.source, target: cachedIn, timeouts: request.timeouts)).fetchManifest()
-        } catch {
-            throw .sync(error)
-        }
-        let server = fetched.manifest
-        let course = CourseView(server)
-        for id in request.pin + request.unpin + request.selection + (request.after.map { [$0] } ?? []) where !course.knows(id) {
-            throw .unknownID(id: id, course: server.courseID)
-        }
-        if (request.next == nil) != (request.after == nil) { throw .invalidRequest("prefetch needs both the number of blocks and the block to start after") }
-        let replaced = try coursesReplaced(by: server.courseID, from: request.source, in: known, replacing: request.replaceCourse)
-
-        var state = known
-        for name in replaced { state.courses[name] = nil }
-        let folder = state.courses.first { $0.value.courseID == server.courseID }?.key ?? freeFolderName(for: server.courseID, in: known)
-        report.courseFolder = folder
-        var record = state.courses[folder] ?? CourseRecord(courseID: server.courseID, source: request.source.description)
-        record.source = request.source.description
-        record.pins = Array(Set(record.pins).union(request.pin).subtracting(request.unpin)).sorted()
-        state.courses[folder] = record
-        if let budget = request.budget { state.budget = budget }
-        report.budget = state.budget
-
-        // Pinned content over the budget is refused before the lock, a migration or a download.
-        let installedNow = installedViews(state: state)
-        if let budget = state.budget {
-            let pinned = pinnedBytes(state: state, server: (folder, course), installed: installedNow)
-            guard pinned <= budget else { throw .pinnedOverBudget(pinned: pinned, budget: budget) }
-        }
+        let fetched = try await fetchManifest(for: request, known: known, targetKind: targetKind)
+        let course = CourseView(fetched.manifest)
+        try check(request, against: course)
+        var preparation = try prepare(request, course: course, known: known)
+        var report = SyncReport()
+        report.courseFolder = preparation.folder
+        report.budget = preparation.state.budget
 
         try makeFolder(stateFolder)
         let lock = try ClientTarget.lock(stateFolder + "/lock", waiting: .none)
         defer { withExtendedLifetime(lock) {} }
-        // Read again under the lock: a sync that finished since the first read is not undone.
-        if targetKind == .multiCourse {
-            var fresh = try readState()
-            for name in replaced { fresh.courses[name] = nil }
-            var current = fresh.courses[folder] ?? record
-            current.source = record.source
-            current.pins = record.pins
-            fresh.courses[folder] = current
-            if let budget = request.budget { fresh.budget = budget }
-            state = fresh
-        }
-        if targetKind == .singleCourse {
-            let migrated = try migrateSingleCourse(into: State())
-            report.migrated = true
-            for (name, old) in migrated.courses {
-                guard old.courseID == server.courseID else {
-                    state.courses[name] = old
-                    continue
-                }
-                var merged = old
-                merged.source = record.source
-                merged.pins = record.pins
-                state.courses[folder] = nil
-                state.courses[name] = merged
-                report.courseFolder = name
-            }
-            // Another course's id may clean to the same folder name as the migrated one's: this
-            // course then gets a folder of its own instead of syncing into (and replacing) it.
-            if let taken = migrated.courses[folder], taken.courseID != server.courseID {
-                let fresh = freeFolderName(for: server.courseID, in: state)
-                state.courses[fresh] = record
-                report.courseFolder = fresh
-            }
-        }
-        // Removed once the lock is held and the course list is final; the record first, so that
-        // a sync cut short leaves a stray folder the next one removes.
-        if !replaced.isEmpty {
-            try saveLastUse(state: state)
-            for name in replaced { ZipReader.removeTree(root + "/" + name) }
-            report.replacedCourses = replaced.compactMap { known.courses[$0]?.courseID }
-        }
+        try settle(&preparation, request: request, targetKind: targetKind, known: known, report: &report)
+        var state = preparation.state
         let courseFolder = report.courseFolder
         let now = Date().timeIntervalSince1970
         // The course is recorded before its folder exists: a sync cut short leaves a folder the
@@ -142,143 +78,182 @@ extension ClientTarget {
         try saveLastUse(state: state)
         try makeFolder(root + "/" + courseFolder)
 
-        // Reconcile every course: strays removed, damaged blocks dropped (and fetched again below
-        // when still wanted).
+        // Every course: strays removed, damaged blocks dropped (and fetched again below when still wanted).
         report.repairs = reconcile(state: &state)
-        var installed = installedViews(state: state)
-
-        // What this course should hold, in priority order, and what must go to make room.
         let requested = course.requested(selection: request.selection, next: request.next, after: request.after)
+        let room = try makeRoom(for: course, in: courseFolder, requested: requested, request: request, state: state, report: &report)
+        let summary = try await install(fetched, keeping: room.keep, into: courseFolder, request: request, state: state, progress: progress)
+        report.summary = summary
+        try? ManifestFile.write(fetched.manifest, to: OutlinePage.publishedPath(courseRoot: root + "/" + courseFolder))
+        recordUse(of: summary, requested: requested, in: courseFolder, at: now, state: &state)
+        try finish(state: &state, courseFolder: courseFolder, filled: room.filled, report: &report)
+        return report
+    }
+
+    /// The server's manifest, fetched once, conditionally on the copy cached by the course's
+    /// last sync from the same source: an unchanged course costs one 304.
+    func fetchManifest(for request: SyncRequest, known: State, targetKind: Kind) async throws(ClientError) -> FetchedManifest {
+        let cachedIn = known.courses.first { $0.value.source == request.source.description }.map { root + "/" + $0.key }
+            ?? (targetKind == .singleCourse ? root : root + "/" + Self.stateFolderName + "/no-course")
+        do {
+            return try await SyncClient(options: .init(source: request.source, target: cachedIn, timeouts: request.timeouts)).fetchManifest()
+        } catch {
+            throw .sync(error)
+        }
+    }
+
+    /// Every id the request names is one the course knows, and a prefetch has both its halves.
+    func check(_ request: SyncRequest, against course: CourseView) throws(ClientError) {
+        for id in request.pin + request.unpin + request.selection + (request.after.map { [$0] } ?? []) where !course.knows(id) {
+            throw .unknownID(id: id, course: course.manifest.courseID)
+        }
+        if (request.next == nil) != (request.after == nil) { throw .invalidRequest("prefetch needs both the number of blocks and the block to start after") }
+    }
+
+    /// The target's state as the sync will leave it, planned before the lock: the courses whose
+    /// source now serves this one, the course's folder and record (source, pins), the budget.
+    struct Preparation {
+        var state: State
+        var folder: String
+        var record: CourseRecord
+        var replaced: [String]
+    }
+
+    /// Plans the state (see `Preparation`); pinned content over the budget is refused here,
+    /// before the lock, a migration or a download.
+    func prepare(_ request: SyncRequest, course: CourseView, known: State) throws(ClientError) -> Preparation {
+        let courseID = course.manifest.courseID
+        let replaced = try coursesReplaced(by: courseID, from: request.source, in: known, replacing: request.replaceCourse)
+        var state = known
+        for name in replaced { state.courses[name] = nil }
+        let folder = state.courses.first { $0.value.courseID == courseID }?.key ?? freeFolderName(for: courseID, in: known)
+        var record = state.courses[folder] ?? CourseRecord(courseID: courseID, source: request.source.description)
+        record.source = request.source.description
+        record.pins = Array(Set(record.pins).union(request.pin).subtracting(request.unpin)).sorted()
+        state.courses[folder] = record
+        if let budget = request.budget { state.budget = budget }
+        if let budget = state.budget {
+            let pinned = pinnedBytes(state: state, server: (folder, course), installed: installedViews(state: state))
+            guard pinned <= budget else { throw .pinnedOverBudget(pinned: pinned, budget: budget) }
+        }
+        return Preparation(state: state, folder: folder, record: record, replaced: replaced)
+    }
+
+    /// Under the lock: the state read again (a sync that finished since the first read is not
+    /// undone), a single-course target moved into its course folder, and the courses the
+    /// source replaces removed, once the course list is final.
+    func settle(
+        _ preparation: inout Preparation, request: SyncRequest, targetKind: Kind, known: State, report: inout SyncReport
+    ) throws(ClientError) {
+        if targetKind == .multiCourse {
+            var fresh = try readState()
+            for name in preparation.replaced { fresh.courses[name] = nil }
+            var current = fresh.courses[preparation.folder] ?? preparation.record
+            current.source = preparation.record.source
+            current.pins = preparation.record.pins
+            fresh.courses[preparation.folder] = current
+            if let budget = request.budget { fresh.budget = budget }
+            preparation.state = fresh
+        }
+        if targetKind == .singleCourse { try migrate(&preparation, report: &report) }
+        // The record first, so that a sync cut short leaves a stray folder the next one removes.
+        if !preparation.replaced.isEmpty {
+            try saveLastUse(state: preparation.state)
+            for name in preparation.replaced { ZipReader.removeTree(root + "/" + name) }
+            report.replacedCourses = preparation.replaced.compactMap { known.courses[$0]?.courseID }
+        }
+    }
+
+    /// Moves the single course into its folder; when it is this course, it keeps its folder
+    /// and takes the request's source and pins.
+    func migrate(_ preparation: inout Preparation, report: inout SyncReport) throws(ClientError) {
+        let courseID = preparation.record.courseID
+        let migrated = try migrateSingleCourse(into: State())
+        report.migrated = true
+        for (name, old) in migrated.courses {
+            guard old.courseID == courseID else {
+                preparation.state.courses[name] = old
+                continue
+            }
+            var merged = old
+            merged.source = preparation.record.source
+            merged.pins = preparation.record.pins
+            preparation.state.courses[preparation.folder] = nil
+            preparation.state.courses[name] = merged
+            report.courseFolder = name
+        }
+        // Another course's id may clean to the same folder name as the migrated one's: this
+        // course then gets a folder of its own instead of syncing into (and replacing) it.
+        if let taken = migrated.courses[preparation.folder], taken.courseID != courseID {
+            let fresh = freeFolderName(for: courseID, in: preparation.state)
+            preparation.state.courses[fresh] = preparation.record
+            report.courseFolder = fresh
+        }
+    }
+
+    /// What this course should hold, in priority order (`roomPlan`), and the evictions that
+    /// make room for it, done.
+    func makeRoom(
+        for course: CourseView, in courseFolder: String, requested: [String], request: SyncRequest, state: State, report: inout SyncReport
+    ) throws(ClientError) -> RoomPlan {
+        var installed = installedViews(state: state)
         let room = roomPlan(
             for: course, in: courseFolder, requested: requested, fill: request.selection.isEmpty && request.next == nil,
             state: state, installed: installed)
-        let (keep, filled, evict) = (room.keep, room.filled, room.evict)
         report.overBudget = room.overBudget
-        for (name, id) in evict { installed[name]?.remove(id, courseRoot: root + "/" + name) }
-        for (name, view) in installed where evict.contains(where: { $0.folder == name }) {
+        for (name, id) in room.evict { installed[name]?.remove(id, courseRoot: root + "/" + name) }
+        for (name, view) in installed where room.evict.contains(where: { $0.folder == name }) {
             try view.save(to: root + "/" + name)
         }
-        report.evicted = evict.map(\.id)
+        report.evicted = room.evict.map(\.id)
+        return room
+    }
 
+    /// Downloads, verifies and installs the blocks to keep (`SyncClient.sync`); when that
+    /// fails, the state is saved first.
+    func install(
+        _ fetched: FetchedManifest, keeping keep: Set<String>, into courseFolder: String, request: SyncRequest, state: State,
+        progress: @Sendable (Int, Int) -> Void
+    ) async throws(ClientError) -> SyncClient.Summary {
         var options = SyncClient.Options(
             source: request.source, target: root + "/" + courseFolder, selection: keep, jobs: request.jobs, limits: request.limits,
             timeouts: request.timeouts)
         options.emptySelectionMeansAll = false
         options.maximumUnpackedBytes = request.maximumUnpackedBytes
         options.replaceCourse = request.replaceCourse
-        let summary: SyncClient.Summary
         do {
-            summary = try await SyncClient(options: options).sync(fetched: fetched, progress: progress)
+            return try await SyncClient(options: options).sync(fetched: fetched, progress: progress)
         } catch {
             try? saveLastUse(state: state)
             throw .sync(error)
         }
-        report.summary = summary
-        try? ManifestFile.write(server, to: OutlinePage.publishedPath(courseRoot: root + "/" + courseFolder))
+    }
+
+    /// The blocks installed now and the installed blocks asked for were used now.
+    func recordUse(of summary: SyncClient.Summary, requested: [String], in courseFolder: String, at now: Double, state: inout State) {
         let failed = Set(summary.failures.map(\.usageID))
         for block in summary.plan.downloads where !failed.contains(block.usageID) {
             state.courses[courseFolder]?.lastUse[block.usageID] = now
         }
         for id in requested where state.courses[courseFolder]?.lastUse[id] != nil { state.courses[courseFolder]?.lastUse[id] = now }
+    }
 
-        // Sizes were estimated from archives before the download; the budget is enforced on
-        // what the blocks now take on disk.
-        installed = installedViews(state: state)
+    /// Sizes were estimated from archives before the download; the budget is enforced on what
+    /// the blocks now take on disk. Then last use is kept for installed blocks only, every
+    /// course's outline page and the target's index are written, and the state is saved.
+    func finish(state: inout State, courseFolder: String, filled: [String], report: inout SyncReport) throws(ClientError) {
+        var installed = installedViews(state: state)
         let (evictedAfter, installedBytes) = try enforceBudget(on: &installed, state: state, courseFolder: courseFolder, filled: filled)
         report.evicted += evictedAfter
         report.installedBytes = installedBytes
-        // Last use is kept for installed blocks only.
         for (name, view) in installed {
             let present = Set(view.installedIDs)
             let kept = (state.courses[name]?.lastUse ?? [:]).filter { present.contains($0.key) }
             state.courses[name]?.lastUse = kept
         }
-
         for (name, view) in installed { try OutlinePage.write(view.manifest, into: root + "/" + name) }
         try OutlinePage.writeTargetIndex(courses: installed.map { ($0.key, $0.value.manifest) }, into: root)
         try saveLastUse(state: state)
-        return report
-    }
-
-    /// What the course may hold within the budget and what must go to make room, in priority
-    /// order: other courses' runtimes and search indexes and every pinned block (never evicted),
-    /// this course's pinned and requested blocks, installed blocks by last use, then (`fill`)
-    /// the rest of the course in course order. Without a budget: pinned, requested, and with
-    /// `fill` everything.
-    struct RoomPlan {
-        var keep: Set<String>
-        /// Taken only to fill the budget, in course order: the first to go if the estimate was short.
-        var filled: [String]
-        var evict: [(folder: String, id: String)]
-        /// Asked for but did not fit.
-        var overBudget: [String]
-    }
-
-    func roomPlan(
-        for course: CourseView, in courseFolder: String, requested: [String], fill: Bool, state: State,
-        installed: [String: InstalledCourse]
-    ) -> RoomPlan {
-        var keep = Set<String>()
-        var overBudget: [String] = []
-        // Taken only to fill the budget, in course order: the first to go if the estimate was short.
-        var filled: [String] = []
-        var evict: [(folder: String, id: String)] = []
-        if let budget = state.budget {
-            var left = budget
-            func take(_ bytes: UInt64) -> Bool {
-                guard bytes <= left else { return false }
-                left -= bytes
-                return true
-            }
-            // Runtimes, search indexes and pinned blocks first: they are never evicted.
-            for (name, view) in installed where name != courseFolder { _ = take(view.sharedBytes) }
-            let runtimeInstalled = installed[courseFolder]?.manifest.runtime?.archive == course.manifest.runtime?.archive
-            _ = take(runtimeInstalled ? installed[courseFolder]?.runtimeBytes ?? 0 : course.manifest.runtime?.size ?? 0)
-            let searchInstalled = installed[courseFolder]?.manifest.search?.archive == course.manifest.search?.archive
-            _ = take(searchInstalled ? installed[courseFolder]?.searchBytes ?? 0 : course.manifest.search?.size ?? 0)
-            for (name, view) in installed where name != courseFolder {
-                for id in view.installedIDs where view.isPinned(id, pins: state.courses[name]?.pins ?? []) { _ = take(view.bytes(of: id)) }
-            }
-            let mine = installed[courseFolder]
-            let pinnedHere = course.offlineIDs.filter { course.isPinned($0, pins: state.courses[courseFolder]?.pins ?? []) }
-            for id in pinnedHere {
-                _ = take(mine?.bytes(of: id) ?? course.archiveBytes(of: id))
-                keep.insert(id)
-            }
-            for id in requested where !keep.contains(id) {
-                if take(mine?.bytes(of: id) ?? course.archiveBytes(of: id)) { keep.insert(id) } else { overBudget.append(id) }
-            }
-            // Installed blocks by last use, most recent first; the rest make room.
-            var others: [(folder: String, id: String, used: Double, bytes: UInt64)] = []
-            for (name, view) in installed {
-                let pins = state.courses[name]?.pins ?? []
-                for id in view.installedIDs where !(name == courseFolder && keep.contains(id)) && !view.isPinned(id, pins: pins) {
-                    // A block the server dropped goes anyway.
-                    if name == courseFolder, !course.offlineIDs.contains(id) { continue }
-                    others.append((name, id, state.courses[name]?.lastUse[id] ?? 0, view.bytes(of: id)))
-                }
-            }
-            others.sort { $0.used != $1.used ? $0.used > $1.used : ($0.folder, $0.id) < ($1.folder, $1.id) }
-            for other in others {
-                if take(other.bytes) {
-                    if other.folder == courseFolder { keep.insert(other.id) }
-                } else {
-                    evict.append((other.folder, other.id))
-                }
-            }
-            if fill {
-                for id in course.offlineIDs where !keep.contains(id) && installed[courseFolder]?.installedIDs.contains(id) != true {
-                    if take(course.archiveBytes(of: id)) {
-                        keep.insert(id)
-                        filled.append(id)
-                    }
-                }
-            }
-        } else {
-            keep = Set(requested).union(course.offlineIDs.filter { course.isPinned($0, pins: state.courses[courseFolder]?.pins ?? []) })
-            if fill { keep.formUnion(course.offlineIDs) }
-        }
-        return RoomPlan(keep: keep, filled: filled, evict: evict, overBudget: overBudget)
     }
 
     /// Sizes were estimated from archives before the download: the budget is enforced on what
@@ -371,7 +346,7 @@ extension ClientTarget {
     }
 
     func pinnedBytes(state: State, server: (folder: String, course: CourseView), installed: [String: InstalledCourse]) -> UInt64 {
-        var total: UInt64 = (server.course.manifest.runtime?.size ?? 0) + (server.course.manifest.search?.size ?? 0)
+        var total = SharedContent.all(in: server.course.manifest).reduce(UInt64(0)) { $0 + $1.archive.size }
         let pins = state.courses[server.folder]?.pins ?? []
         for id in server.course.offlineIDs where server.course.isPinned(id, pins: pins) {
             total += installed[server.folder]?.bytes(of: id) ?? server.course.archiveBytes(of: id)
@@ -379,7 +354,7 @@ extension ClientTarget {
         for (name, view) in installed where name != server.folder {
             let pins = state.courses[name]?.pins ?? []
             for id in view.installedIDs where view.isPinned(id, pins: pins) { total += view.bytes(of: id) }
-            total += view.sharedBytes
+            total += view.sharedTotal
         }
         return total
     }
@@ -429,50 +404,5 @@ extension ClientTarget {
             throw .local(path: manifestPath, reason: "cannot move into \(destination): \(String(cString: strerror(errno)))")
         }
         return state
-    }
-}
-
-/// A server's manifest, seen as ids: which exist, which are offline blocks, what is under what.
-struct CourseView: Sendable {
-    let manifest: CourseManifest
-    let offlineIDs: [String]
-    let known: Set<String>
-    let sizes: [String: UInt64]
-    let parents: [String: [String]]
-
-    init(_ manifest: CourseManifest) {
-        self.manifest = manifest
-        offlineIDs = manifest.blocks.filter(\.isOffline).map(\.usageID)
-        var known = Set(manifest.blocks.map(\.usageID)).union(manifest.blocks.flatMap(\.parents)).union((manifest.outline ?? []).map(\.usageID))
-        known.insert(manifest.courseID)
-        self.known = known
-        sizes = Dictionary(manifest.blocks.map { ($0.usageID, $0.size ?? 0) }, uniquingKeysWith: { a, _ in a })
-        parents = Dictionary(manifest.blocks.map { ($0.usageID, $0.parents) }, uniquingKeysWith: { a, _ in a })
-    }
-
-    func knows(_ id: String) -> Bool { known.contains(id) }
-    func archiveBytes(of id: String) -> UInt64 { sizes[id] ?? 0 }
-
-    func isPinned(_ id: String, pins: [String]) -> Bool {
-        pins.contains(manifest.courseID) || pins.contains(id) || (parents[id] ?? []).contains { pins.contains($0) }
-    }
-
-    /// The offline blocks asked for: the selection's, then the prefetch's, in course order.
-    func requested(selection: [String], next: Int?, after: String?) -> [String] {
-        var ids: [String] = []
-        let selected = Set(selection)
-        if !selected.isEmpty {
-            ids = offlineIDs.filter { selected.contains($0) || (parents[$0] ?? []).contains { selected.contains($0) } || selected.contains(manifest.courseID) }
-        }
-        if let next, let after {
-            // Online-only blocks cannot be installed: the next N are the next N offline ones.
-            let blocks = manifest.blocks
-            let start = blocks.firstIndex { $0.usageID == after }.map { $0 + 1 }
-                ?? blocks.firstIndex { $0.parents.contains(after) || after == manifest.courseID } ?? blocks.count
-            for block in blocks[start...].filter(\.isOffline).prefix(max(0, next)) where !ids.contains(block.usageID) {
-                ids.append(block.usageID)
-            }
-        }
-        return ids
     }
 }

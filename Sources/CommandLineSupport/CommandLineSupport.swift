@@ -98,10 +98,18 @@ public struct ProgressLine: Sendable {
 public func runHelper(_ name: String, _ arguments: [String]) -> Never {
     let executable = Bundle.main.executablePath.map { ($0 as NSString).resolvingSymlinksInPath } ?? CommandLine.arguments[0]
     let helper = (executable as NSString).deletingLastPathComponent + "/" + name
-    let argv = ([helper] + arguments).map { strdup($0) } + [nil]
+    // argv[0] is the name this program was called by, so the helper's usage and help name the
+    // command the user typed (`coursepack sync`), not the helper (see `invokedName`).
+    let argv = ([invokedName] + arguments).map { strdup($0) } + [nil]
     execv(helper, argv)
     printError("error: `coursepack \(arguments.first ?? "")` runs \(helper), which cannot be started: \(String(cString: strerror(errno))); install \(name) beside coursepack")
     exit(ExitStatus.badInput)
+}
+
+/// The name this program was called by (`coursepack`, `coursepack-sync`): what its usage
+/// and help show. A helper started by `runHelper` gets its caller's name.
+public var invokedName: String {
+    CommandLine.arguments.first.map { ($0 as NSString).lastPathComponent } ?? "coursepack"
 }
 
 /// The helper program that runs the command `arguments` ask for (or its help), if `helpers`

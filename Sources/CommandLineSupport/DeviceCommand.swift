@@ -17,3 +17,12 @@ public enum DeviceCommand {
         public init() {}
     }
 }
+
+/// The synced folder every client command (`status`, `open`, `answers`, `serve`, `search`)
+/// names first.
+public struct TargetFolder: ParsableArguments {
+    @Argument(help: "A folder kept by `coursepack sync`.")
+    public var target: String
+
+    public init() {}
+}

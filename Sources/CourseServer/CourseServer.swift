@@ -1,3 +1,4 @@
+import Diagnostics
 import ClientTarget
 import Foundation
 import Hummingbird
@@ -131,4 +132,8 @@ public enum CourseServerError: Error, CustomStringConvertible {
         case .noTarget(let path): return "\(path): cannot be served: no such folder"
         }
     }
+}
+
+extension CourseServerError: Diagnosable {
+    public var diagnosticID: DiagnosticID { .cannotServe }
 }

@@ -1,3 +1,4 @@
+import Diagnostics
 import CourseSearch
 import Foundation
 import GRDB
@@ -123,4 +124,8 @@ enum SearchDatabaseError: Error, CustomStringConvertible {
         case .cannotWrite(let path, let reason): "cannot write the search database \(path): \(reason)"
         }
     }
+}
+
+extension SearchDatabaseError: Diagnosable {
+    var diagnosticID: DiagnosticID { .deviceFileError }
 }

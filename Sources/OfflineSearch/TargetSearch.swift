@@ -1,3 +1,4 @@
+import Diagnostics
 import ClientTarget
 import CourseSearch
 import Foundation
@@ -92,14 +93,8 @@ public struct TargetSearch: Sendable {
             searched += 1
             let found = try Self.search(query, limit: limit, in: database, courseRoot: courseRoot)
             for (document, score) in found {
-                // Installed: its folder is there (reconciliation keeps folders and manifest agreeing).
-                let page = document.page.map { courseRoot + "/" + $0 }.flatMap { FileManager.default.fileExists(atPath: $0) ? $0 : nil }
-                let state = page != nil ? "installed" : (document.page == nil ? "online_only" : "not_installed")
-                results.append((
-                    SearchResult(
-                        courseID: meta["course_id"] ?? "", usageID: document.usageID, type: document.type, title: document.title, path: document.path,
-                        page: page, state: state, snippet: Snippet.make(text: document.text, terms: query.terms, tokenizer: tokenizer), score: score),
-                    results.count))
+                let result = Self.result(document, score: score, courseID: meta["course_id"] ?? "", courseRoot: courseRoot, query: query, tokenizer: tokenizer)
+                results.append((result, results.count))
             }
         }
         if searched == 0 {
@@ -108,6 +103,18 @@ public struct TargetSearch: Sendable {
         }
         results.sort { $0.result.score != $1.result.score ? $0.result.score > $1.result.score : $0.order < $1.order }
         return results.prefix(limit).map(\.result)
+    }
+
+    /// A found document as a result: its page when installed, and a snippet around the terms.
+    static func result(
+        _ document: SearchDatabase.Document, score: Double, courseID: String, courseRoot: String, query: SearchQuery, tokenizer: SearchTokenizer
+    ) -> SearchResult {
+        // Installed: its folder is there (reconciliation keeps folders and manifest agreeing).
+        let page = document.page.map { courseRoot + "/" + $0 }.flatMap { FileManager.default.fileExists(atPath: $0) ? $0 : nil }
+        let state = page != nil ? "installed" : (document.page == nil ? "online_only" : "not_installed")
+        return SearchResult(
+            courseID: courseID, usageID: document.usageID, type: document.type, title: document.title, path: document.path,
+            page: page, state: state, snippet: Snippet.make(text: document.text, terms: query.terms, tokenizer: tokenizer), score: score)
     }
 
     /// A query that fails on a database the open check passed (damage it does not see, or
@@ -202,5 +209,18 @@ public struct TargetSearch: Sendable {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         return "\(info.st_size):\(info.st_ino):\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec):\(info.st_ctim.tv_sec).\(info.st_ctim.tv_nsec)"
+    }
+}
+
+extension SearchError: Diagnosable {
+    public var diagnosticID: DiagnosticID {
+        switch self {
+        case .query: return .invalidSearch
+        case .damaged: return .searchIndexDamaged
+        case .unknownCourse: return .unknownBlock
+        case .noIndex: return .noSearchIndex
+        case .target(let error): return error.diagnosticID
+        case .database: return .deviceFileError
+        }
     }
 }

@@ -1,3 +1,4 @@
+import Diagnostics
 import FileSystem
 import Foundation
 import Manifest
@@ -384,5 +385,14 @@ public struct AnswerSender: Sendable {
             break
         }
         return await LMSRequest(origin: origin, timeout: timeout).post(url, body: body, headers: headers)
+    }
+}
+
+extension AnswerSender.Failure: Diagnosable {
+    public var diagnosticID: DiagnosticID {
+        switch self {
+        case .outbox(let error): return error.diagnosticID
+        case .invalidKey(let error): return error.diagnosticID
+        }
     }
 }

@@ -223,17 +223,3 @@ public struct BlockInventory: Sendable, Equatable {
     /// Bytes the block takes (its files' sizes).
     public var size: UInt64 { files.reduce(0) { $0 + $1.size } }
 }
-
-extension SyncClient {
-    /// The server's manifest, validated as untrusted input, without touching any local folder.
-    public static func serverManifest(_ source: SyncSource, timeouts: NetworkTimeouts = NetworkTimeouts()) async throws(SyncError) -> CourseManifest {
-        let manifest = try await ManifestLoader.load(source, timeouts: timeouts)
-        try ManifestValidation.check(manifest, source: source.location(of: "manifest.json"))
-        return manifest
-    }
-
-    /// The runtime archive as the block-like entry a sync plans and installs.
-    public static func runtimeEntry(of manifest: CourseManifest) -> BlockEntry? {
-        withSharedArchives(manifest).blocks.first { $0.type == "runtime" && $0.usageID.hasPrefix("runtime:") }
-    }
-}

@@ -81,87 +81,95 @@ struct Downloader: Sendable {
                         // The connection ended early: resume on the next attempt.
                         lastError = .unreachable(source: shown, reason: "the transfer ended after \(bytes.count) of \(expectedSize) bytes")
                     }
-                case 416:
-                    received = ([], SHA256())
-                    lastError = .http(url: shown, status: 416)
-                case 408, 429, 500...599:
-                    lastError = .http(url: shown, status: status)
                 default:
-                    throw SyncError.http(url: shown, status: status)
+                    if status == 416 { received = ([], SHA256()) }
+                    lastError = try Self.failure(status: status, shown: shown)
                 }
             } catch let error as SyncError {
                 throw error
             } catch TransferFailure.tooLarge {
                 received = ([], SHA256())
                 lastError = .unreachable(source: shown, reason: "\(TransferFailure.longerThanPromised(bytes: expectedSize))")
-            } catch let error as TransferFailure {
-                lastError = .unreachable(source: shown, reason: "\(error)")
             } catch {
-                lastError = .unreachable(source: shown, reason: error.localizedDescription)
+                lastError = Self.transient(error, shown: shown)
             }
         }
         throw lastError
     }
 
+    /// The body into `destination`, resuming what is there, a slice at a time.
     private func fetchToFile(_ url: URL, shown: String, to destination: String, expectedSize: UInt64) async throws(SyncError) -> Fetched {
         var lastError = SyncError.unreachable(source: shown, reason: "no attempt made")
         var transferred: UInt64 = 0
-        // The hash of the file's first `hashed` bytes; redone from the file when what is on
-        // disk is not what it covers (a partial file from an earlier sync, a failed attempt).
-        var hasher = SHA256()
-        var hashed: UInt64 = 0
+        var hash = (hasher: SHA256(), hashed: UInt64(0))
         var attempt = 0
         while attempt < attempts {
             await backoff(attempt)
-            var have = Self.size(of: destination)
-            if have > expectedSize {
-                unlink(destination)
-                have = 0
+            let start = Self.resumePoint(of: destination, expectedSize: expectedSize, hash: &hash)
+            if start == expectedSize, expectedSize > 0 {
+                return Fetched(bytes: .file(destination), size: start, sha256: SHA256Hex.hex(hash.hasher.finalize()), transferred: transferred)
             }
-            if have != hashed {
-                (hasher, hashed) = Self.hashPrefix(of: destination, count: have)
-                have = hashed
-            }
-            if have == expectedSize, expectedSize > 0 {
-                return Fetched(bytes: .file(destination), size: have, sha256: SHA256Hex.hex(hasher.finalize()), transferred: transferred)
-            }
-            let start = have
             // A large archive comes in slices: the HTTP stack buffers what arrives faster than it
             // is written, so one request for a 1 GB video held most of it in memory.
             let end = expectedSize > Self.sliceSize ? min(expectedSize, start + Self.sliceSize) - 1 : nil
             do {
                 let outcome = try await StreamingTransfer.run(
-                    url: url, to: destination, resumeFrom: start, through: end, expectedSize: expectedSize, hasher: hasher, session: session)
+                    url: url, to: destination, resumeFrom: start, through: end, expectedSize: expectedSize, hasher: hash.hasher, session: session)
                 let now = Self.size(of: destination)
-                (hasher, hashed) = (outcome.hasher, now)
+                hash = (outcome.hasher, now)
                 switch outcome.status {
                 case 200, 206:
                     transferred += outcome.bytes
                     if now >= expectedSize {
-                        return Fetched(bytes: .file(destination), size: now, sha256: SHA256Hex.hex(hasher.finalize()), transferred: transferred)
+                        return Fetched(bytes: .file(destination), size: now, sha256: SHA256Hex.hex(hash.hasher.finalize()), transferred: transferred)
                     }
                     // A complete slice: the next one, without counting it as a failed attempt.
                     if outcome.status == 206, let end, now == end + 1 { continue }
                     // The connection ended early: resume on the next attempt.
                     lastError = .unreachable(source: shown, reason: "the transfer ended after \(now) of \(expectedSize) bytes")
-                case 416:
-                    unlink(destination)
-                    lastError = .http(url: shown, status: 416)
-                case 408, 429, 500...599:
-                    lastError = .http(url: shown, status: outcome.status)
-                default:
-                    throw SyncError.http(url: shown, status: outcome.status)
+                case let status:
+                    if status == 416 { unlink(destination) }
+                    lastError = try Self.failure(status: status, shown: shown)
                 }
             } catch let error as SyncError {
                 throw error
-            } catch let error as TransferFailure {
-                lastError = .unreachable(source: shown, reason: "\(error)")
             } catch {
-                lastError = .unreachable(source: shown, reason: error.localizedDescription)
+                lastError = Self.transient(error, shown: shown)
             }
             attempt += 1
         }
         throw lastError
+    }
+
+    /// Where a download into `destination` resumes: what is on disk, its hash redone when `hash`
+    /// does not cover it (a partial file from an earlier sync, a failed attempt). A file longer
+    /// than promised starts over.
+    private static func resumePoint(of destination: String, expectedSize: UInt64, hash: inout (hasher: SHA256, hashed: UInt64)) -> UInt64 {
+        var have = size(of: destination)
+        if have > expectedSize {
+            unlink(destination)
+            have = 0
+        }
+        if have != hash.hashed {
+            hash = hashPrefix(of: destination, count: have)
+            have = hash.hashed
+        }
+        return have
+    }
+
+    /// An attempt answered with a status other than success: an error to retry after (a
+    /// timeout, throttling, a server error, a range the server cannot serve), or one thrown at once.
+    private static func failure(status: Int, shown: String) throws(SyncError) -> SyncError {
+        switch status {
+        case 408, 416, 429, 500...599: return .http(url: shown, status: status)
+        default: throw .http(url: shown, status: status)
+        }
+    }
+
+    /// An attempt cut off by the network or the transfer's limits: retried.
+    private static func transient(_ error: any Error, shown: String) -> SyncError {
+        if let failure = error as? TransferFailure { return .unreachable(source: shown, reason: "\(failure)") }
+        return .unreachable(source: shown, reason: error.localizedDescription)
     }
 
     /// The hash of the first `count` bytes of `path`, and how many were read (fewer if the file

@@ -1,3 +1,4 @@
+import Diagnostics
 import Foundation
 import SafeText
 
@@ -247,6 +248,15 @@ final class LMSResponseCollector: NSObject, URLSessionDataDelegate, @unchecked S
         } else {
             let reason = expired.map { "no complete answer within \(Int($0)) s" } ?? error?.localizedDescription
             continuation.resume(returning: .failed(reason ?? "no HTTP response"))
+        }
+    }
+}
+
+extension LMSOrigin.Refusal: Diagnosable {
+    public var diagnosticID: DiagnosticID {
+        switch self {
+        case .invalid: return .invalidLMSURL
+        case .insecure: return .insecureLMS
         }
     }
 }

@@ -11,7 +11,7 @@ struct LocalManifestComposer: Sendable {
     /// final manifest is written, so until then they keep their entries.
     let removedIDs: Set<String>
 
-    /// `installedNow`: usage ids (blocks, and the runtime's and search index's ids) whose
+    /// `installedNow`: usage ids (of blocks, and of shared content: `SharedContent.usageID`) whose
     /// server version is installed.
     func manifest(installedNow: Set<String>, final: Bool) -> CourseManifest {
         let before = Dictionary((installed?.blocks ?? []).map { ($0.usageID, $0) }, uniquingKeysWith: { a, _ in a })
@@ -39,22 +39,17 @@ struct LocalManifestComposer: Sendable {
         // sync replaces another course).
         var local = installed.flatMap { final || $0.courseID != server.courseID ? nil : $0 } ?? server
         local.blocks = blocks
-        // The runtime and the search index are installed like blocks; one whose update failed
-        // (or is not done yet) stays as installed.
-        if let runtime = server.runtime, installedNow.contains(SyncClient.runtimeID(runtime)) {
-            local.runtime = runtime
-        } else if !final || server.runtime != nil {
-            local.runtime = installed?.runtime
-        } else {
-            local.runtime = nil
-        }
-        if let search = server.search, installedNow.contains(SyncClient.searchID(search)) {
-            local.search = search
-        } else if !final || server.search != nil {
-            local.search = installed?.search
-        } else {
-            local.search = nil
+        // Shared content is installed like blocks; one whose update failed (or is not done yet)
+        // stays as installed.
+        for kind in SharedContent.Kind.allCases {
+            local[keyPath: kind.field] = sharedArchive(kind, installedNow: installedNow, final: final)
         }
         return local
+    }
+
+    private func sharedArchive(_ kind: SharedContent.Kind, installedNow: Set<String>, final: Bool) -> SharedArchive? {
+        let offered = server[keyPath: kind.field]
+        if let offered, installedNow.contains(SharedContent(kind, offered).usageID) { return offered }
+        return !final || offered != nil ? installed?[keyPath: kind.field] : nil
     }
 }

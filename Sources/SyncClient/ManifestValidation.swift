@@ -9,23 +9,15 @@ enum ManifestValidation {
         func refuse(_ reason: String) -> SyncError { .unsafeManifest(source: source, reason: reason) }
         var ids = Set<String>()
         var folders = Set<String>()
-        if let runtime = manifest.runtime {
-            guard let folder = ArchivePath.installFolder(of: runtime.archive), folder.hasPrefix("runtime/"), folder.split(separator: "/").count == 2 else {
-                throw refuse("the runtime archive has an unsafe path \"\(runtime.archive)\"")
+        for shared in SharedContent.all(in: manifest) {
+            let name = shared.kind.shownName
+            guard let folder = shared.installFolder, folder.hasPrefix(shared.kind.rawValue + "/") else {
+                throw refuse("\(name) has an unsafe path \"\(shared.archive.archive)\"")
             }
-            folders.insert(folder.lowercased())
-            guard runtime.size <= maximumArchiveSize, runtime.sha256.count == 64,
-                runtime.sha256.allSatisfy({ $0.isHexDigit && !$0.isUppercase })
-            else { throw refuse("the runtime archive has no plausible size or sha256") }
-        }
-        if let search = manifest.search {
-            guard let folder = ArchivePath.installFolder(of: search.archive), folder.hasPrefix("search/") else {
-                throw refuse("the search index has an unsafe path \"\(search.archive)\"")
+            guard folders.insert(folder.lowercased()).inserted else { throw refuse("\(name) unpacks into \"\(folder)\" like another archive") }
+            guard shared.archive.size <= maximumArchiveSize, isSHA256(shared.archive.sha256) else {
+                throw refuse("\(name) has no plausible size or sha256")
             }
-            guard folders.insert(folder.lowercased()).inserted else { throw refuse("the search index unpacks into \"\(folder)\" like another archive") }
-            guard search.size <= maximumArchiveSize, search.sha256.count == 64,
-                search.sha256.allSatisfy({ $0.isHexDigit && !$0.isUppercase })
-            else { throw refuse("the search index has no plausible size or sha256") }
         }
         for block in manifest.blocks {
             guard ids.insert(block.usageID).inserted else { throw refuse("block \(block.usageID) is listed twice") }
@@ -39,9 +31,14 @@ enum ManifestValidation {
             guard let size = block.size, size <= maximumArchiveSize else {
                 throw refuse("block \(block.usageID) has no plausible archive size (\(block.size.map(String.init) ?? "none"))")
             }
-            guard let sha = block.sha256, sha.count == 64, sha.allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else {
+            guard let sha = block.sha256, isSHA256(sha) else {
                 throw refuse("block \(block.usageID) has no valid sha256")
             }
         }
+    }
+
+    /// 64 lowercase hex digits.
+    static func isSHA256(_ text: String) -> Bool {
+        text.count == 64 && text.allSatisfy { $0.isHexDigit && !$0.isUppercase }
     }
 }

@@ -1,3 +1,4 @@
+import Diagnostics
 import Foundation
 import SafeText
 
@@ -90,4 +91,8 @@ public enum OpaqueKey {
         // A segment of dots alone is a dot-segment however it is spelled; ids never are one.
         return encoded.allSatisfy({ $0 == "." }) ? encoded.replacingOccurrences(of: ".", with: "%2E") : encoded
     }
+}
+
+extension OpaqueKey.Invalid: Diagnosable {
+    public var diagnosticID: DiagnosticID { .invalidOpaqueKey }
 }

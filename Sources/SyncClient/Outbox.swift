@@ -1,3 +1,4 @@
+import Diagnostics
 import FileSystem
 import Foundation
 import Manifest
@@ -207,5 +208,15 @@ public struct Outbox: Sendable {
         if let date = formatter.date(from: text) { return date }
         formatter.formatOptions = [.withInternetDateTime]
         return formatter.date(from: text)
+    }
+}
+
+extension OutboxError: Diagnosable {
+    public var diagnosticID: DiagnosticID {
+        switch self {
+        case .unwritable: return .outboxUnwritable
+        case .invalidAnswer: return .invalidAnswer
+        case .full: return .outboxFull
+        }
     }
 }

@@ -6,6 +6,13 @@ import FoundationNetworking
 #endif
 
 extension SyncClient {
+    /// The server's manifest, validated as untrusted input, without touching any local folder.
+    public static func serverManifest(_ source: SyncSource, timeouts: NetworkTimeouts = NetworkTimeouts()) async throws(SyncError) -> CourseManifest {
+        let manifest = try await ManifestLoader.load(source, timeouts: timeouts)
+        try ManifestValidation.check(manifest, source: source.location(of: "manifest.json"))
+        return manifest
+    }
+
     struct Validators: Codable {
         var etag: String?
         var lastModified: String?

@@ -30,13 +30,11 @@ public struct SyncPlan: Sendable {
         let runtimesInUse = Set(server.blocks.filter { chosen($0) || local[$0.usageID] != nil }.compactMap(\.runtime))
         for block in server.blocks where block.isOffline {
             let selected: Bool
-            if block.type == "runtime" {
-                selected = runtimesInUse.contains(block.archive ?? "")
-            } else if block.type == "search", block.usageID.hasPrefix("search:") {
-                // The search index goes with every course: the outline page and `search` read it.
-                selected = true
-            } else {
-                selected = chosen(block)
+            switch SharedContent.kind(ofPlanned: block) {
+            case .runtime?: selected = runtimesInUse.contains(block.archive ?? "")
+            // The search index goes with every course: the outline page and `search` read it.
+            case .search?: selected = true
+            case nil: selected = chosen(block)
             }
             let before = local[block.usageID]
             guard selected || before != nil else { continue }

@@ -1,3 +1,4 @@
+import Diagnostics
 import Foundation
 
 enum TransferFailure: Error, CustomStringConvertible {
@@ -12,6 +13,16 @@ enum TransferFailure: Error, CustomStringConvertible {
         case .tooLarge(let limit): return "larger than \(limit >> 20) MiB"
         case .longerThanPromised(let bytes): return "the server sent more than the \(bytes) bytes the manifest promises; cut off"
         case .tooSlow(let seconds): return "not finished within \(Int(seconds)) s (slower than --min-speed)"
+        }
+    }
+}
+
+// Wrapped into `SyncError.unreachable` (or `.unsafeManifest`, a manifest too large) before anyone sees it.
+extension TransferFailure: Diagnosable {
+    var diagnosticID: DiagnosticID {
+        switch self {
+        case .tooLarge: return .unsafeManifest
+        case .noAnswer, .longerThanPromised, .tooSlow: return .sourceUnreachable
         }
     }
 }

@@ -9,7 +9,7 @@ import CommandLineSupport
 @main
 struct CoursepackDevice: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "coursepack",
+        commandName: invokedName,
         abstract: "Serve a device folder of synced courses over HTTP, or search it offline.",
         subcommands: [Serve.self, Search.self])
 

@@ -12,8 +12,7 @@ struct Search: ParsableCommand {
             only common words, an unknown course, or a damaged index (named; the next sync repairs it).
             """)
 
-    @Argument(help: "A folder kept by `coursepack sync`.")
-    var target: String
+    @OptionGroup var folder: TargetFolder
 
     @Argument(help: "What to find; quote a phrase inside it (\"'\\\"binary search\\\" tree'\").")
     var query: String
@@ -32,7 +31,7 @@ struct Search: ParsableCommand {
     }
 
     func run() throws {
-        let clientTarget = try existingTarget(target)
+        let clientTarget = try existingTarget(folder.target)
         let results = try orExitBadInput { try TargetSearch(target: clientTarget).search(query, course: course, limit: limit) }
         if json {
             let encoder = JSONEncoder()

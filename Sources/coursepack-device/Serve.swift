@@ -8,8 +8,7 @@ struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Serve a synced folder over HTTP (course list and outlines at /, Range requests for video) until interrupted.")
 
-    @Argument(help: "A folder kept by `coursepack sync`.")
-    var target: String
+    @OptionGroup var folder: TargetFolder
 
     @Option(name: .long, help: "TCP port; 0 lets the system choose (printed on start).")
     var port: Int = 8080
@@ -33,14 +32,14 @@ struct Serve: AsyncParsableCommand {
     }
 
     func run() async throws {
-        _ = try existingTarget(target)
-        let shown = bind
+        _ = try existingTarget(folder.target)
+        let (shown, root) = (bind, folder.target)
         try await orExitBadInput {
             var limits = CourseServer.Limits.standard
             limits.idleSeconds = idleTimeout
             limits.connections = maxConnections
-            try await CourseServer(root: target, host: bind, port: port, allowedHosts: allowHost, limits: limits).run { port in
-                FileHandle.standardOutput.write(Data("coursepack: serving \(target) at http://\(shown):\(port)/\n".utf8))
+            try await CourseServer(root: root, host: bind, port: port, allowedHosts: allowHost, limits: limits).run { port in
+                FileHandle.standardOutput.write(Data("coursepack: serving \(root) at http://\(shown):\(port)/\n".utf8))
             }
         }
     }

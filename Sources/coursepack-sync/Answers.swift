@@ -1,5 +1,6 @@
 import ArgumentParser
 import CommandLineSupport
+import Diagnostics
 import Foundation
 import Manifest
 import ClientTarget
@@ -10,8 +11,7 @@ struct Answers: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List the answers given offline in TARGET and their state, or record one (--add).")
 
-    @Argument(help: "A folder kept by `coursepack sync`.")
-    var target: String
+    @OptionGroup var folder: TargetFolder
 
     @Option(name: .long, help: "Record the answer in FILE (- for standard input): the JSON a page posts, {usage_id, timestamp, fields[, content_hash, id]}.")
     var add: String?
@@ -20,7 +20,7 @@ struct Answers: ParsableCommand {
     var json = false
 
     func run() throws {
-        let clientTarget = ClientTarget(root: target)
+        let clientTarget = ClientTarget(root: folder.target)
         let courses = try orExitBadInput { try clientTarget.courseRoots() }
         if let add {
             let data = add == "-" ? FileHandle.standardInput.readDataToEndOfFile() : FileManager.default.contents(atPath: add)
@@ -28,7 +28,7 @@ struct Answers: ParsableCommand {
                 let entry = try clientTarget.recordAnswer(data ?? Data())
                 printOutput("recorded \(RemoteText.clean(entry.id, limit: 200)) for \(RemoteText.clean(entry.usageID, limit: 500))")
             } catch {
-                printError("error: \(add): \(RemoteText.clean("\(error)", limit: 1000))")
+                printError("\(DiagnosticID.label("error", for: error)): \(add): \(RemoteText.clean("\(error)", limit: 1000))")
                 throw ExitCode(ExitStatus.badInput)
             }
             return

@@ -12,8 +12,7 @@ struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List the courses of a synced folder: blocks present, bytes on disk, pins and last use, and the storage budget.")
 
-    @Argument(help: "A folder kept by `coursepack sync`.")
-    var target: String
+    @OptionGroup var folder: TargetFolder
 
     @Flag(name: .long, help: "One line per block too: present, missing, damaged, not downloaded or online only; size, pinned, last use.")
     var blocks = false
@@ -22,7 +21,7 @@ struct Status: ParsableCommand {
     var verify = false
 
     func run() throws {
-        let clientTarget = try existingTarget(target)
+        let clientTarget = try existingTarget(folder.target)
         let report = try orExitBadInput { try clientTarget.status(readingBytes: verify) }
         for course in report.courses {
             printOutput("course \(course.folder)  \(course.courseID)  \(course.title)")
@@ -69,14 +68,13 @@ struct Open: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the page of BLOCK in TARGET and record that it was opened (recently opened blocks are evicted last).")
 
-    @Argument(help: "A folder kept by `coursepack sync`.")
-    var target: String
+    @OptionGroup var folder: TargetFolder
 
     @Argument(help: "The block's usage id.")
     var block: String
 
     func run() throws {
-        let clientTarget = try existingTarget(target)
+        let clientTarget = try existingTarget(folder.target)
         let path = try orExitBadInput { try clientTarget.markOpened(block) }
         printOutput(path)
     }

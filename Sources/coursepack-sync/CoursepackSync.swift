@@ -8,7 +8,7 @@ import CommandLineSupport
 @main
 struct CoursepackSync: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "coursepack",
+        commandName: invokedName,
         abstract: "Sync and inspect a device folder of published courses, compare two manifests, publish a built folder, or list offline answers.",
         subcommands: [Diff.self, Sync.self, Publish.self, Answers.self, Status.self, Open.self, DeviceCommand.Serve.self, DeviceCommand.Search.self])
 

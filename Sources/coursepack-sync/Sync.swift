@@ -1,5 +1,6 @@
 import ArgumentParser
 import CommandLineSupport
+import Diagnostics
 import Foundation
 import Manifest
 import ClientTarget
@@ -83,26 +84,19 @@ struct Sync: AsyncParsableCommand {
 
     func run() async throws {
         let clientTarget = ClientTarget(root: target)
-        if dryRun {
-            let folder = try await orExitBadInput { () async throws -> String in
-                let server = try await SyncClient.serverManifest(SyncSource(source), timeouts: network.timeouts)
-                for folder in try clientTarget.coursesReplaced(by: server.courseID, from: SyncSource(source), replacing: replaceCourse) {
-                    printOutput("replace   \(folder)  (the course this source served before)")
-                }
-                return try clientTarget.courseFolder(for: server.courseID)
-            }
-            var options = SyncClient.Options(source: SyncSource(source), target: target + "/" + folder, selection: Set(blocks), jobs: jobs, timeouts: network.timeouts)
-            options.replaceCourse = replaceCourse
-            let client = SyncClient(options: options)
-            let (plan, _) = try await orExitBadInput { try await client.plan() }
-            for block in plan.new { printOutput("new       \(block.archive ?? "")  \(block.size ?? 0) bytes  \(block.displayName ?? "")") }
-            for block in plan.outdated { printOutput("outdated  \(block.archive ?? "")  \(block.size ?? 0) bytes  \(block.displayName ?? "")") }
-            for block in plan.removed { printOutput("remove    \(block.archive ?? "")  \(block.size ?? 0) bytes  \(block.displayName ?? "")") }
-            printOutput("plan: \(plan.downloads.count) blocks to download (\(plan.bytesToDownload) bytes), \(plan.removed.count) to delete (\(plan.bytesToDelete) bytes), \(plan.unchanged.count) unchanged")
-            return
-        }
+        if dryRun { return try await printPreview(clientTarget) }
         var answersKept = false
         if submit, let lmsURL { answersKept = try await submitAnswers(clientTarget, lmsURL: lmsURL) }
+        let progress = ProgressLine(enabled: isatty(STDERR_FILENO) == 1)
+        let report = try await orExitBadInput(cleanup: progress.finish) {
+            try await clientTarget.sync(syncRequest) { done, total in progress.update(done, of: total) }
+        }
+        progress.finish()
+        let failed = print(report)
+        if failed || answersKept { throw ExitCode(ExitStatus.blocksFailed) }
+    }
+
+    var syncRequest: ClientTarget.SyncRequest {
         var request = ClientTarget.SyncRequest(source: SyncSource(source))
         request.selection = blocks
         request.pin = pin
@@ -114,17 +108,27 @@ struct Sync: AsyncParsableCommand {
         request.timeouts = network.timeouts
         request.replaceCourse = replaceCourse
         if let limit = maxUnpackedBytes.flatMap(ByteSize.parse) { request.maximumUnpackedBytes = limit }
-        let progress = ProgressLine(enabled: isatty(STDERR_FILENO) == 1)
-        let report = try await orExitBadInput(cleanup: progress.finish) {
-            try await clientTarget.sync(request) { done, total in progress.update(done, of: total) }
+        return request
+    }
+
+    func printPreview(_ clientTarget: ClientTarget) async throws {
+        let preview = try await orExitBadInput { try await clientTarget.preview(syncRequest) }
+        for folder in preview.replaced { printOutput("replace   \(folder)  (the course this source served before)") }
+        let plan = preview.plan
+        for (label, blocks) in [("new      ", plan.new), ("outdated ", plan.outdated), ("remove   ", plan.removed)] {
+            for block in blocks { printOutput("\(label) \(block.archive ?? "")  \(block.size ?? 0) bytes  \(block.displayName ?? "")") }
         }
-        progress.finish()
+        printOutput("plan: \(plan.downloads.count) blocks to download (\(plan.bytesToDownload) bytes), \(plan.removed.count) to delete (\(plan.bytesToDelete) bytes), \(plan.unchanged.count) unchanged")
+    }
+
+    /// Prints what the sync did; true when some blocks failed.
+    func print(_ report: ClientTarget.SyncReport) -> Bool {
         if report.migrated { printOutput("coursepack: moved the course synced here before into \(target)/\(report.courseFolder)/") }
         for course in report.replacedCourses { printOutput("coursepack: replaced course \(course), which this source served before (--replace-course)") }
         for line in report.repairs { printOutput("repaired: \(line)") }
-        guard let summary = report.summary else { return }
+        guard let summary = report.summary else { return false }
         for leftover in summary.leftoversRemoved { printOutput("repaired: \(report.courseFolder)/\(leftover): removed, left by a sync that was killed") }
-        for failure in summary.failures { printError("error: \(failure.usageID): \(failure.error)") }
+        for failure in summary.failures { printError("\(DiagnosticID.label("error", for: failure.error)): \(failure.usageID): \(failure.error)") }
         let megabytes = Double(summary.downloadedBytes) / 1_048_576
         var extra = ""
         if !report.evicted.isEmpty { extra += ", \(report.evicted.count) evicted (least recently used)" }
@@ -132,7 +136,7 @@ struct Sync: AsyncParsableCommand {
         if !report.repairs.isEmpty { extra += ", \(report.repairs.count) repairs" }
         printOutput("coursepack: synced \(target)/\(report.courseFolder): \(summary.downloadedBlocks) blocks downloaded (\(summary.downloadedBytes) bytes, \(String(format: "%.1f", megabytes)) MB), \(summary.plan.unchanged.count) unchanged, \(summary.removedBlocks) removed\(extra), \(summary.failures.count) failed in \(String(format: "%.2f", summary.seconds)) s\(summary.manifestNotModified ? " (manifest not modified)" : "")")
         if let budget = report.budget { printOutput("storage: \(report.installedBytes) of \(budget) bytes used") }
-        if !summary.failures.isEmpty || answersKept { throw ExitCode(ExitStatus.blocksFailed) }
+        return !summary.failures.isEmpty
     }
 }
 
@@ -146,7 +150,7 @@ extension Sync {
             let credential = try LMSCredential.load(file: lmsTokenFile, warn: printError)
             request = ClientTarget.SubmitRequest(source: SyncSource(source), origin: origin, credential: credential)
         } catch {
-            printError("error: \(error)")
+            printError("\(DiagnosticID.label("error", for: error)): \(error)")
             throw ExitCode(ExitStatus.badInput)
         }
         request.username = lmsUsername ?? ProcessInfo.processInfo.environment["COURSEPACK_LMS_USERNAME"]
@@ -154,8 +158,8 @@ extension Sync {
         let report = try await orExitBadInput { try await clientTarget.submitAnswers(request) }
         let outcome = report.answers
         printOutput("coursepack: answers: \(outcome.sent) sent, \(outcome.conflicts) held (the block changed), \(outcome.rejected) rejected, \(outcome.kept) kept for later")
-        if let reason = outcome.stopReason { printError("error: answers not sent: \(reason); they are kept") }
-        if outcome.signInRequired { printError("error: \(request.origin.base) refused the credentials (401/403): sign in again; the answers are kept") }
+        if let reason = outcome.stopReason { printError("error[\(DiagnosticID.answersNotSent.code)]: answers not sent: \(reason); they are kept") }
+        if outcome.signInRequired { printError("error[\(DiagnosticID.lmsSignInRequired.code)]: \(request.origin.base) refused the credentials (401/403): sign in again; the answers are kept") }
         var kept = outcome.kept > 0
         switch report.completions {
         case nil:
@@ -166,10 +170,10 @@ extension Sync {
             printOutput("coursepack: progress: \(report.completionsOffered) completions kept for later (\(reason))")
             kept = true
         case .signInRequired:
-            printError("error: \(request.origin.base) refused the credentials (401/403): sign in again; the completions are kept")
+            printError("error[\(DiagnosticID.lmsSignInRequired.code)]: \(request.origin.base) refused the credentials (401/403): sign in again; the completions are kept")
             kept = true
         case .refused(let message):
-            printError("error: the LMS refused the completions: \(message); they are kept")
+            printError("error[\(DiagnosticID.completionsRefused.code)]: the LMS refused the completions: \(message); they are kept")
             kept = true
         }
         return kept

@@ -35,6 +35,20 @@ import TestSupport
         #expect(result.stderr.contains("install coursepack-sync beside coursepack"), "\(result.stderr)")
     }
 
+    /// Each program names itself in its usage; a command `coursepack` hands to a helper keeps
+    /// the name the user typed.
+    @Test func eachProgramsHelpNamesTheCommandAsTyped() throws {
+        let folder = (TestSupport.coursepackBinary as NSString).deletingLastPathComponent
+        let sync = try TestSupport.run(folder + "/coursepack-sync", ["--help"]).stdout
+        #expect(sync.contains("USAGE: coursepack-sync <subcommand>"), "\(sync)")
+        let device = try TestSupport.run(folder + "/coursepack-device", ["--help"]).stdout
+        #expect(device.contains("USAGE: coursepack-device <subcommand>"), "\(device)")
+        let forwarded = try TestSupport.coursepack(["sync", "--help"]).stdout
+        #expect(forwarded.contains("USAGE: coursepack sync [<options>] <source> --to <to>"), "\(forwarded)")
+        let served = try TestSupport.coursepack(["serve", "--help"]).stdout
+        #expect(served.contains("USAGE: coursepack serve <target>"), "\(served)")
+    }
+
     /// A shell with the block twice would publish every page twice and differently each
     /// build: refused before anything is written, naming the template file.
     @Test func aTemplateWithContentTwiceExitsTwoNamingIt() throws {

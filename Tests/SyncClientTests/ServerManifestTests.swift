@@ -112,7 +112,7 @@ import TestSupport
         let (plan, notModified) = try await SyncClient(options: .init(source: .folder(folder), target: target)).plan()
         #expect(!notModified)
         #expect(plan.outdated.map(\.usageID) == [Fixture.usageID("a")])
-        #expect(plan.new.map(\.usageID) == [Fixture.usageID("b"), SyncClient.runtimeID(runtime)])
+        #expect(plan.new.map(\.usageID) == [Fixture.usageID("b"), SharedContent(.runtime, runtime).usageID])
         #expect(plan.removed.map(\.usageID) == [Fixture.usageID("old")])
     }
 }

@@ -87,18 +87,18 @@ import Testing
 
     @Test func theRuntimeComesWithTheSelectedOrInstalledPagesThatLoadItAndOnlyThen() {
         let runtime = Fixture.runtime()
-        let server = SyncClient.withSharedArchives(Fixture.manifest([
+        let server = SharedContent.asBlocks(Fixture.manifest([
             Fixture.block("math", runtime: runtime.archive), Fixture.block("plain", parents: [Fixture.otherUnit]),
         ], runtime: runtime))
         #expect(server.blocks.last?.type == "runtime" && server.blocks.last?.archive == runtime.archive)
-        let runtimeID = SyncClient.runtimeID(runtime)
+        let runtimeID = SharedContent(.runtime, runtime).usageID
 
         #expect(ids(SyncPlan(server: server, installed: nil).new) == [Fixture.usageID("math"), Fixture.usageID("plain"), runtimeID])
         #expect(ids(SyncPlan(server: server, installed: nil, selection: [Fixture.otherUnit]).new) == [Fixture.usageID("plain")])
         #expect(ids(SyncPlan(server: server, installed: nil, selection: [Fixture.unit]).new) == [Fixture.usageID("math"), runtimeID])
 
         // A page installed earlier keeps its runtime up to date even outside a new selection.
-        let installed = SyncClient.withSharedArchives(Fixture.manifest([Fixture.block("math", runtime: runtime.archive)], runtime: runtime))
+        let installed = SharedContent.asBlocks(Fixture.manifest([Fixture.block("math", runtime: runtime.archive)], runtime: runtime))
         let plan = SyncPlan(server: server, installed: installed, selection: [Fixture.otherUnit])
         #expect(ids(plan.unchanged) == [Fixture.usageID("math"), runtimeID])
         #expect(ids(plan.new) == [Fixture.usageID("plain")])
@@ -107,11 +107,11 @@ import Testing
     @Test func aNewRuntimeReplacesTheOldOne() {
         let old = Fixture.runtime("0123456789abcdef")
         let new = Fixture.runtime("fedcba9876543210")
-        let installed = SyncClient.withSharedArchives(Fixture.manifest([Fixture.block("math", runtime: old.archive)], runtime: old))
-        let server = SyncClient.withSharedArchives(Fixture.manifest([Fixture.block("math", version: 2, runtime: new.archive)], runtime: new))
+        let installed = SharedContent.asBlocks(Fixture.manifest([Fixture.block("math", runtime: old.archive)], runtime: old))
+        let server = SharedContent.asBlocks(Fixture.manifest([Fixture.block("math", version: 2, runtime: new.archive)], runtime: new))
         let plan = SyncPlan(server: server, installed: installed)
         #expect(ids(plan.outdated) == [Fixture.usageID("math")])
-        #expect(ids(plan.new) == [SyncClient.runtimeID(new)])
-        #expect(ids(plan.removed) == [SyncClient.runtimeID(old)])
+        #expect(ids(plan.new) == [SharedContent(.runtime, new).usageID])
+        #expect(ids(plan.removed) == [SharedContent(.runtime, old).usageID])
     }
 }

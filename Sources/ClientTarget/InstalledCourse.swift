@@ -1,0 +1,68 @@
+import Foundation
+import Manifest
+import SyncClient
+import ZipArchive
+
+/// One course folder as installed: its local manifest and what each installed block and each
+/// kind of shared content takes.
+struct InstalledCourse: Sendable {
+    var manifest: CourseManifest
+    /// Installed offline block → bytes on disk (from its inventory).
+    var blockBytes: [String: UInt64] = [:]
+    /// Shared content (never evicted) → bytes on disk.
+    var sharedBytes: [SharedContent.Kind: UInt64] = [:]
+
+    init?(courseRoot: String) {
+        guard let manifest = try? ManifestFile.read(courseRoot + "/manifest.json") else { return nil }
+        self.manifest = manifest
+        let state = courseRoot + "/" + ClientTarget.stateFolderName
+        for block in manifest.blocks where block.isOffline {
+            guard let archive = block.archive, let folder = ArchivePath.installFolder(of: archive) else { continue }
+            blockBytes[block.usageID] = BlockInventory.read(stateFolder: state, blockFolder: folder, archiveSHA256: block.sha256)?.size ?? block.size ?? 0
+        }
+        for shared in SharedContent.all(in: manifest) {
+            guard let folder = shared.installFolder else { continue }
+            sharedBytes[shared.kind] = BlockInventory.read(stateFolder: state, blockFolder: folder, archiveSHA256: shared.archive.sha256)?.size ?? shared.archive.size
+        }
+    }
+
+    var installedIDs: [String] { manifest.blocks.filter { blockBytes[$0.usageID] != nil }.map(\.usageID) }
+    /// What the course takes besides its blocks.
+    var sharedTotal: UInt64 { sharedBytes.values.reduce(0, +) }
+    var totalBytes: UInt64 { blockBytes.values.reduce(sharedTotal, +) }
+    func bytes(of id: String) -> UInt64 { blockBytes[id] ?? 0 }
+
+    func isPinned(_ id: String, pins: [String]) -> Bool {
+        guard let block = manifest.blocks.first(where: { $0.usageID == id }) else { return false }
+        return pins.contains(manifest.courseID) || pins.contains(id) || block.parents.contains { pins.contains($0) }
+    }
+
+    /// Deletes the block's folder and drops its entry: the server's entry stays known only to
+    /// the server, so a later sync that wants it downloads it again.
+    mutating func remove(_ id: String, courseRoot: String) {
+        guard let index = manifest.blocks.firstIndex(where: { $0.usageID == id }), let archive = manifest.blocks[index].archive,
+            let folder = ArchivePath.installFolder(of: archive)
+        else { return }
+        ZipReader.removeTree(courseRoot + "/" + folder)
+        BlockInventory.removeOthers(stateFolder: courseRoot + "/" + ClientTarget.stateFolderName, keeping: [folder: nil])
+        manifest.blocks.remove(at: index)
+        blockBytes[id] = nil
+    }
+
+    /// Deletes the shared content's folder and drops it from the manifest, so the next sync
+    /// fetches it again.
+    mutating func remove(_ kind: SharedContent.Kind, courseRoot: String) {
+        guard let shared = manifest[keyPath: kind.field].map({ SharedContent(kind, $0) }), let folder = shared.installFolder else { return }
+        ZipReader.removeTree(courseRoot + "/" + folder)
+        manifest[keyPath: kind.field] = nil
+        sharedBytes[kind] = nil
+    }
+
+    func save(to courseRoot: String) throws(ClientError) {
+        do {
+            try ManifestFile.write(manifest, to: courseRoot + "/manifest.json")
+        } catch {
+            throw .local(path: courseRoot + "/manifest.json", reason: "\(error)")
+        }
+    }
+}

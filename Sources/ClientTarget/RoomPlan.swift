@@ -1,0 +1,103 @@
+import Manifest
+import SyncClient
+
+/// What a course may hold within the target's budget and what must go to make room, in
+/// priority order: every course's shared content and every pinned block (never evicted), this
+/// course's pinned and requested blocks, installed blocks by last use, then (`fill`) the rest of
+/// the course in course order. Without a budget: pinned, requested, and with `fill` everything.
+struct RoomPlan {
+    var keep = Set<String>()
+    /// Taken only to fill the budget, in course order: the first to go if the estimate was short.
+    var filled: [String] = []
+    var evict: [(folder: String, id: String)] = []
+    /// Asked for but did not fit.
+    var overBudget: [String] = []
+}
+
+/// The bytes left of a budget as a plan takes them.
+struct ByteAllowance {
+    var left: UInt64
+
+    /// Takes `bytes` when they fit; false, and nothing taken, when they do not.
+    mutating func take(_ bytes: UInt64) -> Bool {
+        guard bytes <= left else { return false }
+        left -= bytes
+        return true
+    }
+}
+
+extension ClientTarget {
+    /// See `RoomPlan`.
+    func roomPlan(
+        for course: CourseView, in courseFolder: String, requested: [String], fill: Bool, state: State,
+        installed: [String: InstalledCourse]
+    ) -> RoomPlan {
+        let pins = state.courses[courseFolder]?.pins ?? []
+        var plan = RoomPlan()
+        guard let budget = state.budget else {
+            plan.keep = Set(requested).union(course.offlineIDs.filter { course.isPinned($0, pins: pins) })
+            if fill { plan.keep.formUnion(course.offlineIDs) }
+            return plan
+        }
+        var room = ByteAllowance(left: budget)
+        takeNeverEvicted(&room, course: course, courseFolder: courseFolder, state: state, installed: installed)
+        let mine = installed[courseFolder]
+        for id in course.offlineIDs where course.isPinned(id, pins: pins) {
+            _ = room.take(mine?.bytes(of: id) ?? course.archiveBytes(of: id))
+            plan.keep.insert(id)
+        }
+        for id in requested where !plan.keep.contains(id) {
+            if room.take(mine?.bytes(of: id) ?? course.archiveBytes(of: id)) { plan.keep.insert(id) } else { plan.overBudget.append(id) }
+        }
+        keepByLastUse(&plan, room: &room, course: course, courseFolder: courseFolder, state: state, installed: installed)
+        guard fill else { return plan }
+        for id in course.offlineIDs where !plan.keep.contains(id) && mine?.installedIDs.contains(id) != true {
+            if room.take(course.archiveBytes(of: id)) {
+                plan.keep.insert(id)
+                plan.filled.append(id)
+            }
+        }
+        return plan
+    }
+
+    /// Shared content (the other courses' as installed, this one's as the server offers it
+    /// unless installed already) and the other courses' pinned blocks: never evicted, so taken first.
+    private func takeNeverEvicted(
+        _ room: inout ByteAllowance, course: CourseView, courseFolder: String, state: State, installed: [String: InstalledCourse]
+    ) {
+        for (name, view) in installed where name != courseFolder { _ = room.take(view.sharedTotal) }
+        let mine = installed[courseFolder]
+        for kind in SharedContent.Kind.allCases {
+            let offered = course.manifest[keyPath: kind.field]
+            let isInstalled = mine?.manifest[keyPath: kind.field]?.archive == offered?.archive
+            _ = room.take(isInstalled ? mine?.sharedBytes[kind] ?? 0 : offered?.size ?? 0)
+        }
+        for (name, view) in installed where name != courseFolder {
+            for id in view.installedIDs where view.isPinned(id, pins: state.courses[name]?.pins ?? []) { _ = room.take(view.bytes(of: id)) }
+        }
+    }
+
+    /// Installed blocks by last use, most recent first, kept while they fit; the rest make room.
+    private func keepByLastUse(
+        _ plan: inout RoomPlan, room: inout ByteAllowance, course: CourseView, courseFolder: String, state: State,
+        installed: [String: InstalledCourse]
+    ) {
+        var others: [(folder: String, id: String, used: Double, bytes: UInt64)] = []
+        for (name, view) in installed {
+            let pins = state.courses[name]?.pins ?? []
+            for id in view.installedIDs where !(name == courseFolder && plan.keep.contains(id)) && !view.isPinned(id, pins: pins) {
+                // A block the server dropped goes anyway.
+                if name == courseFolder, !course.offlineIDs.contains(id) { continue }
+                others.append((name, id, state.courses[name]?.lastUse[id] ?? 0, view.bytes(of: id)))
+            }
+        }
+        others.sort { $0.used != $1.used ? $0.used > $1.used : ($0.folder, $0.id) < ($1.folder, $1.id) }
+        for other in others {
+            if room.take(other.bytes) {
+                if other.folder == courseFolder { plan.keep.insert(other.id) }
+            } else {
+                plan.evict.append((other.folder, other.id))
+            }
+        }
+    }
+}

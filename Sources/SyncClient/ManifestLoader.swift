@@ -1,0 +1,74 @@
+import Foundation
+import Manifest
+import ZipArchive
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Reads a manifest from a source, for `coursepack diff` and the sync plan.
+public enum ManifestLoader {
+    /// A server's manifest larger than this is refused, as soon as it is seen to be: a hostile
+    /// or broken server cannot make a client hold more than this in memory. The builder checks
+    /// its manifests against the same limit.
+    public static var sizeLimit: Int { ArchiveLimits.current.maximumManifestSize }
+    private static var shownLimit: String { sizeLimit % (1 << 20) == 0 ? "\(sizeLimit >> 20) MiB" : "\(sizeLimit) bytes" }
+
+    public static func load(_ source: SyncSource, timeouts: NetworkTimeouts = NetworkTimeouts()) async throws(SyncError) -> CourseManifest {
+        let shown = source.location(of: "manifest.json")
+        let data: Data
+        switch source {
+        case .folder(let path):
+            data = try readFolder(path, shown: shown)
+        case .http(let url):
+            let response: HTTPURLResponse?
+            (data, response) = try await fetch(URLRequest(url: url.appendingPathComponent("manifest.json")), shown: shown, timeouts: timeouts)
+            let status = response?.statusCode ?? 0
+            guard status == 200 else { throw .http(url: shown, status: status) }
+        }
+        return try decode(data, shown: shown)
+    }
+
+    /// The body of a manifest request, streamed and refused once it passes `sizeLimit`.
+    static func fetch(_ request: URLRequest, shown: String, timeouts: NetworkTimeouts) async throws(SyncError) -> (Data, HTTPURLResponse?) {
+        do {
+            return try await StreamingTransfer.fetch(request, limit: sizeLimit, timeouts: timeouts)
+        } catch TransferFailure.tooLarge {
+            throw .unsafeManifest(source: shown, reason: "manifest larger than \(shownLimit)")
+        } catch let error as TransferFailure {
+            throw .unreachable(source: shown, reason: "\(error)")
+        } catch {
+            throw .unreachable(source: shown, reason: error.localizedDescription)
+        }
+    }
+
+    static func readFolder(_ path: String, shown: String) throws(SyncError) -> Data {
+        let file = path + "/manifest.json"
+        var info = stat()
+        if stat(file, &info) == 0, info.st_size > sizeLimit {
+            throw .unsafeManifest(source: shown, reason: "manifest larger than \(shownLimit)")
+        }
+        guard let data = FileManager.default.contents(atPath: file) else {
+            throw .unreachable(source: shown, reason: "no manifest.json there")
+        }
+        return data
+    }
+
+    /// A server's manifest from its bytes, parsed and checked as untrusted input the way a sync
+    /// checks it before downloading anything (the fuzz target `FuzzManifest` drives this).
+    public static func validated(_ data: Data, shown: String) throws(SyncError) -> CourseManifest {
+        let manifest = try decode(data, shown: shown)
+        try ManifestValidation.check(manifest, source: shown)
+        return manifest
+    }
+
+    /// Parses a manifest from a source that may be hostile, within a size bound.
+    static func decode(_ data: Data, shown: String) throws(SyncError) -> CourseManifest {
+        guard data.count <= sizeLimit else { throw .unsafeManifest(source: shown, reason: "manifest larger than \(shownLimit)") }
+        do {
+            return try ManifestFile.decode(data, path: shown)
+        } catch {
+            throw .manifest(error)
+        }
+    }
+}
