@@ -23,54 +23,54 @@ enum CanonicalJSON {
         out.string(manifest.generator)
         if let outline = manifest.outline {
             out.key("outline", in: &object)
-            out.beginArray()
-            for (index, entry) in outline.enumerated() {
-                out.element(index, level: 1)
-                var inner = out.beginObject(level: 2)
-                out.key("children", in: &inner)
-                out.strings(entry.children, level: 3)
-                if let displayName = entry.displayName { out.key("display_name", in: &inner); out.string(displayName) }
-                out.key("type", in: &inner)
-                out.string(entry.type)
-                out.key("usage_id", in: &inner)
-                out.string(entry.usageID)
-                out.endObject(inner)
-            }
-            out.endArray(count: outline.count, level: 1)
+            encode(outline, into: &out)
         }
         out.key("published_at", in: &object)
         out.string(manifest.publishedAt)
         if let runtime = manifest.runtime {
             out.key("runtime", in: &object)
-            var inner = out.beginObject(level: 1)
-            out.key("archive", in: &inner)
-            out.string(runtime.archive)
-            out.key("content_hash", in: &inner)
-            out.string(runtime.contentHash)
-            out.key("sha256", in: &inner)
-            out.string(runtime.sha256)
-            out.key("size", in: &inner)
-            out.unsigned(runtime.size)
-            out.endObject(inner)
+            encode(runtime, into: &out)
         }
         out.key("schema_version", in: &object)
         out.integer(Int64(manifest.schemaVersion))
         if let search = manifest.search {
             out.key("search", in: &object)
-            var inner = out.beginObject(level: 1)
-            out.key("archive", in: &inner)
-            out.string(search.archive)
-            out.key("content_hash", in: &inner)
-            out.string(search.contentHash)
-            out.key("sha256", in: &inner)
-            out.string(search.sha256)
-            out.key("size", in: &inner)
-            out.unsigned(search.size)
-            out.endObject(inner)
+            encode(search, into: &out)
         }
         out.endObject(object)
         out.bytes.append(UInt8(ascii: "\n"))
         return out.bytes
+    }
+
+    private static func encode(_ outline: [OutlineEntry], into out: inout Writer) {
+        out.beginArray()
+        for (index, entry) in outline.enumerated() {
+            out.element(index, level: 1)
+            var inner = out.beginObject(level: 2)
+            out.key("children", in: &inner)
+            out.strings(entry.children, level: 3)
+            if let displayName = entry.displayName { out.key("display_name", in: &inner); out.string(displayName) }
+            out.key("type", in: &inner)
+            out.string(entry.type)
+            out.key("usage_id", in: &inner)
+            out.string(entry.usageID)
+            out.endObject(inner)
+        }
+        out.endArray(count: outline.count, level: 1)
+    }
+
+    /// A shared archive (runtime, search index), one level below the top.
+    private static func encode(_ shared: SharedArchive, into out: inout Writer) {
+        var inner = out.beginObject(level: 1)
+        out.key("archive", in: &inner)
+        out.string(shared.archive)
+        out.key("content_hash", in: &inner)
+        out.string(shared.contentHash)
+        out.key("sha256", in: &inner)
+        out.string(shared.sha256)
+        out.key("size", in: &inner)
+        out.unsigned(shared.size)
+        out.endObject(inner)
     }
 
     /// Keys in the byte order `sortedKeys` gives: `offline` < `offline_download`, `reason` < `requires_network`.
