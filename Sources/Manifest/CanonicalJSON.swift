@@ -81,25 +81,13 @@ enum CanonicalJSON {
         if let displayName = block.displayName { out.key("display_name", in: &object); out.string(displayName) }
         if let groupAccess = block.groupAccess {
             out.key("group_access", in: &object)
-            var inner = out.beginObject(level: level + 1)
-            for partition in groupAccess.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
-                out.dynamicKey(partition, in: &inner)
-                out.integers(groupAccess[partition] ?? [], level: level + 2)
-            }
-            out.endObject(inner)
+            encode(groupAccess, into: &out, level: level + 1)
         }
         if let lastModified = block.lastModified { out.key("last_modified", in: &object); out.string(lastModified) }
         if let offline = block.offline { out.key("offline", in: &object); out.boolean(offline) }
         if let download = block.offlineDownload {
             out.key("offline_download", in: &object)
-            var inner = out.beginObject(level: level + 1)
-            out.key("file_size", in: &inner)
-            out.unsigned(download.fileSize)
-            out.key("file_url", in: &inner)
-            out.string(download.fileURL)
-            out.key("last_modified", in: &inner)
-            out.string(download.lastModified)
-            out.endObject(inner)
+            encode(download, into: &out, level: level + 1)
         }
         out.key("parents", in: &object)
         out.strings(block.parents, level: level + 1)
@@ -123,6 +111,27 @@ enum CanonicalJSON {
         out.key("usage_id", in: &object)
         out.string(block.usageID)
         out.endObject(object)
+    }
+
+    /// Partition ids in byte order, as `sortedKeys` orders them.
+    private static func encode(_ groupAccess: [String: [Int]], into out: inout Writer, level: Int) {
+        var inner = out.beginObject(level: level)
+        for partition in groupAccess.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+            out.dynamicKey(partition, in: &inner)
+            out.integers(groupAccess[partition] ?? [], level: level + 1)
+        }
+        out.endObject(inner)
+    }
+
+    private static func encode(_ download: OfflineDownload, into out: inout Writer, level: Int) {
+        var inner = out.beginObject(level: level)
+        out.key("file_size", in: &inner)
+        out.unsigned(download.fileSize)
+        out.key("file_url", in: &inner)
+        out.string(download.fileURL)
+        out.key("last_modified", in: &inner)
+        out.string(download.lastModified)
+        out.endObject(inner)
     }
 
     /// An open object: its nesting level and how many fields it has so far.
