@@ -80,7 +80,7 @@ let package = Package(
         .executableTarget(
             name: "coursepack",
             dependencies: [
-                "Packager", "CourseExport", "Manifest", "CommandLineSupport",
+                "Packager", "CourseExport", "Manifest", "CommandLineSupport", "Diagnostics",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -107,7 +107,7 @@ let package = Package(
         .testTarget(name: "IncrementalBuildTests", dependencies: ["IncrementalBuild", "TestSupport"]),
         .testTarget(name: "ManifestTests", dependencies: ["Manifest", "TestSupport"]),
         .testTarget(
-            name: "PackagerTests", dependencies: ["Packager", "Manifest", "ZipArchive", "CourseExport", "BlockRenderer", "TestSupport", "IncrementalCheck"],
+            name: "PackagerTests", dependencies: ["Packager", "Manifest", "ZipArchive", "CourseExport", "BlockRenderer", "Diagnostics", "TestSupport", "IncrementalCheck"],
             exclude: ["Snapshots"]
         ),
         .testTarget(name: "ClientLibraryTests", dependencies: ["ClientTarget", "SyncClient", "Manifest", "coursepack", "TestSupport"]),

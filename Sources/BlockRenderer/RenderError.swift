@@ -1,3 +1,6 @@
+import Diagnostics
+
+/// Why a block could not be rendered, naming the file.
 public enum RenderError: Error, Equatable, CustomStringConvertible {
     case missingContent(path: String, reason: String)
     case template(path: String, reason: String)
@@ -6,6 +9,15 @@ public enum RenderError: Error, Equatable, CustomStringConvertible {
         switch self {
         case .missingContent(let path, let reason): return "\(path): \(reason)"
         case .template(let path, let reason): return "template \(path): \(reason)"
+        }
+    }
+}
+
+extension RenderError: Diagnosable {
+    public var diagnosticID: DiagnosticID {
+        switch self {
+        case .missingContent: .contentUnreadable
+        case .template: .templateUnusable
         }
     }
 }

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Diagnostics
 
 /// A file call that failed: the file, what was being done, and the system's reason.
 public struct FileError: Error, Equatable, CustomStringConvertible {
@@ -17,4 +18,8 @@ public struct FileError: Error, Equatable, CustomStringConvertible {
     }
 
     public var description: String { "\(path): \(operation) failed: \(String(cString: strerror(errno)))" }
+}
+
+extension FileError: Diagnosable {
+    public var diagnosticID: DiagnosticID { .fileCallFailed }
 }

@@ -23,54 +23,54 @@ enum CanonicalJSON {
         out.string(manifest.generator)
         if let outline = manifest.outline {
             out.key("outline", in: &object)
-            out.beginArray()
-            for (index, entry) in outline.enumerated() {
-                out.element(index, level: 1)
-                var inner = out.beginObject(level: 2)
-                out.key("children", in: &inner)
-                out.strings(entry.children, level: 3)
-                if let displayName = entry.displayName { out.key("display_name", in: &inner); out.string(displayName) }
-                out.key("type", in: &inner)
-                out.string(entry.type)
-                out.key("usage_id", in: &inner)
-                out.string(entry.usageID)
-                out.endObject(inner)
-            }
-            out.endArray(count: outline.count, level: 1)
+            encode(outline, into: &out)
         }
         out.key("published_at", in: &object)
         out.string(manifest.publishedAt)
         if let runtime = manifest.runtime {
             out.key("runtime", in: &object)
-            var inner = out.beginObject(level: 1)
-            out.key("archive", in: &inner)
-            out.string(runtime.archive)
-            out.key("content_hash", in: &inner)
-            out.string(runtime.contentHash)
-            out.key("sha256", in: &inner)
-            out.string(runtime.sha256)
-            out.key("size", in: &inner)
-            out.unsigned(runtime.size)
-            out.endObject(inner)
+            encode(runtime, into: &out)
         }
         out.key("schema_version", in: &object)
         out.integer(Int64(manifest.schemaVersion))
         if let search = manifest.search {
             out.key("search", in: &object)
-            var inner = out.beginObject(level: 1)
-            out.key("archive", in: &inner)
-            out.string(search.archive)
-            out.key("content_hash", in: &inner)
-            out.string(search.contentHash)
-            out.key("sha256", in: &inner)
-            out.string(search.sha256)
-            out.key("size", in: &inner)
-            out.unsigned(search.size)
-            out.endObject(inner)
+            encode(search, into: &out)
         }
         out.endObject(object)
         out.bytes.append(UInt8(ascii: "\n"))
         return out.bytes
+    }
+
+    private static func encode(_ outline: [OutlineEntry], into out: inout Writer) {
+        out.beginArray()
+        for (index, entry) in outline.enumerated() {
+            out.element(index, level: 1)
+            var inner = out.beginObject(level: 2)
+            out.key("children", in: &inner)
+            out.strings(entry.children, level: 3)
+            if let displayName = entry.displayName { out.key("display_name", in: &inner); out.string(displayName) }
+            out.key("type", in: &inner)
+            out.string(entry.type)
+            out.key("usage_id", in: &inner)
+            out.string(entry.usageID)
+            out.endObject(inner)
+        }
+        out.endArray(count: outline.count, level: 1)
+    }
+
+    /// A shared archive (runtime, search index), one level below the top.
+    private static func encode(_ shared: SharedArchive, into out: inout Writer) {
+        var inner = out.beginObject(level: 1)
+        out.key("archive", in: &inner)
+        out.string(shared.archive)
+        out.key("content_hash", in: &inner)
+        out.string(shared.contentHash)
+        out.key("sha256", in: &inner)
+        out.string(shared.sha256)
+        out.key("size", in: &inner)
+        out.unsigned(shared.size)
+        out.endObject(inner)
     }
 
     /// Keys in the byte order `sortedKeys` gives: `offline` < `offline_download`, `reason` < `requires_network`.
@@ -81,25 +81,13 @@ enum CanonicalJSON {
         if let displayName = block.displayName { out.key("display_name", in: &object); out.string(displayName) }
         if let groupAccess = block.groupAccess {
             out.key("group_access", in: &object)
-            var inner = out.beginObject(level: level + 1)
-            for partition in groupAccess.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
-                out.dynamicKey(partition, in: &inner)
-                out.integers(groupAccess[partition] ?? [], level: level + 2)
-            }
-            out.endObject(inner)
+            encode(groupAccess, into: &out, level: level + 1)
         }
         if let lastModified = block.lastModified { out.key("last_modified", in: &object); out.string(lastModified) }
         if let offline = block.offline { out.key("offline", in: &object); out.boolean(offline) }
         if let download = block.offlineDownload {
             out.key("offline_download", in: &object)
-            var inner = out.beginObject(level: level + 1)
-            out.key("file_size", in: &inner)
-            out.unsigned(download.fileSize)
-            out.key("file_url", in: &inner)
-            out.string(download.fileURL)
-            out.key("last_modified", in: &inner)
-            out.string(download.lastModified)
-            out.endObject(inner)
+            encode(download, into: &out, level: level + 1)
         }
         out.key("parents", in: &object)
         out.strings(block.parents, level: level + 1)
@@ -123,6 +111,27 @@ enum CanonicalJSON {
         out.key("usage_id", in: &object)
         out.string(block.usageID)
         out.endObject(object)
+    }
+
+    /// Partition ids in byte order, as `sortedKeys` orders them.
+    private static func encode(_ groupAccess: [String: [Int]], into out: inout Writer, level: Int) {
+        var inner = out.beginObject(level: level)
+        for partition in groupAccess.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+            out.dynamicKey(partition, in: &inner)
+            out.integers(groupAccess[partition] ?? [], level: level + 1)
+        }
+        out.endObject(inner)
+    }
+
+    private static func encode(_ download: OfflineDownload, into out: inout Writer, level: Int) {
+        var inner = out.beginObject(level: level)
+        out.key("file_size", in: &inner)
+        out.unsigned(download.fileSize)
+        out.key("file_url", in: &inner)
+        out.string(download.fileURL)
+        out.key("last_modified", in: &inner)
+        out.string(download.lastModified)
+        out.endObject(inner)
     }
 
     /// An open object: its nesting level and how many fields it has so far.

@@ -70,34 +70,6 @@ public struct OutlineEntry: Codable, Sendable, Equatable {
     }
 }
 
-/// An archive every page of a course shares, listed once at the top of the manifest: the page
-/// runtime (`runtime/<hash>.zip`, reached by pages as `../../runtime/<hash>/…`) and the search
-/// index (`search/<hash>.zip`, holding `index.js`). A client unpacks `<kind>/<hash>.zip` into
-/// `<kind>/<hash>/`; the name is the first 16 hex digits of the content hash.
-public struct SharedArchive: Codable, Sendable, Equatable {
-    public var archive: String
-    public var size: UInt64
-    /// SHA-256 of the archive file, hex.
-    public var sha256: String
-    /// SHA-256 of what it holds (names and bytes), hex.
-    public var contentHash: String
-
-    public init(archive: String, size: UInt64, sha256: String, contentHash: String) {
-        self.archive = archive
-        self.size = size
-        self.sha256 = sha256
-        self.contentHash = contentHash
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case archive, size, sha256
-        case contentHash = "content_hash"
-    }
-}
-
-public typealias RuntimeArchive = SharedArchive
-public typealias SearchArchive = SharedArchive
-
 public struct BlockEntry: Codable, Sendable, Equatable {
     public var usageID: String
     public var type: String

@@ -90,4 +90,8 @@ struct BlockInputs: Sendable {
 /// What a block not rendered again must still report: the warnings its page gave.
 struct BlockNote: Codable, Sendable, Equatable {
     var warnings: [Diagnostic]
+
+    /// Part of every block's inputs: a note from a build that recorded less (warnings before
+    /// they carried an id) is not reused, and its block is rendered again.
+    static let format = "note-2"
 }

@@ -1,6 +1,7 @@
 import BlockRenderer
 import Crypto
 import CourseExport
+import Diagnostics
 import FileSystem
 import Foundation
 import IncrementalBuild
@@ -28,21 +29,14 @@ struct BlockPackager: Sendable {
     let renderer: BlockRenderer
     let assets: AssetStore
     let options: BuildOptions
-    let previous: [String: BlockEntry]
-    /// url_name or usage id → archive folder of the block a jump link lands on.
-    let jumpTargets: [String: String]
-    /// url_name or usage id → usage id of a block that has no archive (or a container with no
-    /// block that has one): links to it open the LMS, or say the part is online only.
-    let onlineTargets: [String: String]
-    /// Leaf usage id → the head elements of its unit's style-only components.
-    let unitHeads: [String: [UInt8]]
+    /// The publish already in the output folder: its entries, the archive paths it names (never
+    /// overwritten in place) and when its manifest was written (every archive it names was in
+    /// place before then; one changed since, by its ctime, is hashed before it is trusted).
+    let previous: CoursePackager.PreviousPublish
+    /// Where jump links land, which links point online, and each unit's style-only heads.
+    let pages: PagePlan
     /// The shared runtime archive, when the system has its libraries.
     let runtime: PageRuntime?
-    /// Archive paths the previous manifest names: these are never overwritten in place.
-    let publishedArchives: Set<String>
-    /// When the previous manifest was written. Every archive it names was in place before
-    /// then; one changed since (ctime) is hashed before it is trusted.
-    let previousManifestWritten: Int64?
     /// What each page is made from, and what the last build made from it.
     let inputs: BlockInputs
     let memos: BlockMemos<BlockNote>
@@ -57,14 +51,15 @@ struct BlockPackager: Sendable {
     }
 
     func package(_ block: Block) -> Packaged {
-        let digest = inputs.digest(of: block, unitHead: unitHeads[block.usageID] ?? [], export: export)
+        let digest = inputs.digest(of: block, unitHead: pages.unitHeads[block.usageID] ?? [], export: export)
         if let digest, let remembered = rememberedEntry(of: block, inputs: digest) {
             return Packaged(outcome: .reused(remembered.entry, warnings: remembered.warnings).withGroups(of: block), inputs: digest, rendered: false)
         }
         do {
             return Packaged(outcome: try packageOrThrow(block).withGroups(of: block), inputs: digest, rendered: true)
         } catch {
-            let failure = Diagnostic(block: block.usageID, file: (error as? CourseError)?.path ?? block.file, message: "\(error)")
+            let failure = Diagnostic(
+                block: block.usageID, file: (error as? CourseError)?.path ?? block.file, message: "\(error)", id: (error as? Diagnosable)?.diagnosticID)
             return Packaged(outcome: .failed(failure, fromInputs: error is CourseError || error is RenderError), inputs: digest, rendered: true)
         }
     }
@@ -73,19 +68,19 @@ struct BlockPackager: Sendable {
     /// memo records, the manifest still lists the content the memo says they made, and the
     /// archive is intact.
     private func rememberedEntry(of block: Block, inputs: String) -> (entry: BlockEntry, warnings: [Diagnostic])? {
-        guard let memo = memos[block.usageID], memo.inputs == inputs, let before = previous[block.usageID],
+        guard let memo = memos[block.usageID], memo.inputs == inputs, let before = previous.entries[block.usageID],
             before.contentHash == memo.contentHash, before.offline != false, let archive = before.archive,
             archive == ArchiveNaming.archivePath(type: block.type, urlName: block.urlName),
             let size = before.size, let sha = before.sha256, before.lastModified != nil,
             IncrementalBuild.archiveIsIntact(
-                at: options.outputFolder + "/" + archive, size: size, sha256: sha, manifestWritten: previousManifestWritten)
+                at: options.outputFolder + "/" + archive, size: size, sha256: sha, manifestWritten: previous.written)
         else { return nil }
         return (before, memo.note.warnings)
     }
 
     private func packageOrThrow(_ block: Block) throws -> BlockOutcome {
         var rendered: RenderedBlock
-        switch try renderer.render(block, in: course, export: export, unitHead: unitHeads[block.usageID] ?? []) {
+        switch try renderer.render(block, in: course, export: export, unitHead: pages.unitHeads[block.usageID] ?? []) {
         case .onlineOnly(let reason):
             return .onlineOnly(BlockEntry(
                 usageID: block.usageID, type: block.type, displayName: block.displayName,
@@ -153,8 +148,8 @@ struct BlockPackager: Sendable {
             // instead of opening a missing local file; it is still reported.
             if problem != nil, resolution == .keep, Self.isNavigation(reference) { resolution = .replace(Self.onlineOnlyAnchor) }
             if let file { bundled.insert(file) }
-            if let problem {
-                warnings.append(Diagnostic(block: block.usageID, file: rendered.contentFile, message: problem, reference: reference.url))
+            if let (id, problem) = problem {
+                warnings.append(Diagnostic(block: block.usageID, file: rendered.contentFile, message: problem, reference: reference.url, id: id))
             }
             if case .replace(let link) = resolution, link.hasPrefix(Self.onlineOnlyAnchor) { linksOnlineOnly = true }
             return resolution
@@ -172,14 +167,14 @@ struct BlockPackager: Sendable {
             if AssetStore.isStylesheet(path) {
                 let sheet = try assets.stylesheet(path)
                 for reference in sheet.unresolved {
-                    page.warnings.append(Diagnostic(block: block.usageID, file: "static/" + path, message: "unresolved reference in stylesheet", reference: reference))
+                    page.warnings.append(Diagnostic(block: block.usageID, file: "static/" + path, message: "unresolved reference in stylesheet", reference: reference, id: .linkNamesNoFile))
                 }
                 page.network += sheet.network
                 dependencies = sheet.dependencies
             } else if AssetStore.isPage(path), depth < Self.maximumPageDepth {
                 let framed = try assets.page(path)
                 for reference in framed.unresolved {
-                    page.warnings.append(Diagnostic(block: block.usageID, file: "static/" + path, message: "unresolved reference in a bundled page", reference: reference))
+                    page.warnings.append(Diagnostic(block: block.usageID, file: "static/" + path, message: "unresolved reference in a bundled page", reference: reference, id: .linkNamesNoFile))
                 }
                 page.network += framed.network
                 dependencies = framed.dependencies
@@ -249,10 +244,10 @@ struct BlockPackager: Sendable {
 
     /// The previous publish's archive, when it holds the same content and is intact.
     private func reusedArchive(_ archive: String, of block: Block, contentHash: String) -> PublishedFile? {
-        guard let before = previous[block.usageID], before.contentHash == contentHash, before.archive == archive,
+        guard let before = previous.entries[block.usageID], before.contentHash == contentHash, before.archive == archive,
             let size = before.size, let sha = before.sha256, let lastModified = before.lastModified,
             IncrementalBuild.archiveIsIntact(
-                at: options.outputFolder + "/" + archive, size: size, sha256: sha, manifestWritten: previousManifestWritten)
+                at: options.outputFolder + "/" + archive, size: size, sha256: sha, manifestWritten: previous.written)
         else { return nil }
         return PublishedFile(size: size, sha256: sha, lastModified: lastModified)
     }
@@ -262,7 +257,7 @@ struct BlockPackager: Sendable {
     private func writeArchive(
         _ entries: [ArchiveEntry], _ archive: String, of block: Block, contentHash: String
     ) throws -> (PublishedFile, staged: String?) {
-        let staged = publishedArchives.contains(archive) ? Staging.stagedPath(of: archive, contentHash: contentHash) : nil
+        let staged = previous.archives.contains(archive) ? Staging.stagedPath(of: archive, contentHash: contentHash) : nil
         // The type folders exist already: CoursePackager makes them before the workers start.
         let destination = options.outputFolder + "/" + (staged ?? archive)
         var archiveHasher = SHA256()
@@ -272,14 +267,14 @@ struct BlockPackager: Sendable {
         let sha256 = written.observedAll ? SHA256Hex.hex(archiveHasher.finalize()) : try CourseFileDigest.archive(destination)
         // An archive written again with the same content (it was missing or damaged) keeps the
         // date its content last changed: clients holding a good copy need not fetch it again.
-        let before = previous[block.usageID]
+        let before = previous.entries[block.usageID]
         let lastChanged = (before?.contentHash == contentHash ? before?.lastModified : nil) ?? options.publishedAt.text
         return (PublishedFile(size: written.size, sha256: sha256, lastModified: lastChanged), staged)
     }
 
     /// What a reference in a page becomes: a bundled file, a link to another block's bundle, an
     /// absolute LMS link, or (when it cannot be resolved) itself, with the reason.
-    private func resolve(_ reference: Reference, generated: [String: [UInt8]]) -> (LinkRewriter.Resolution, file: String?, problem: String?) {
+    private func resolve(_ reference: Reference, generated: [String: [UInt8]]) -> (LinkRewriter.Resolution, file: String?, problem: (DiagnosticID, String)?) {
         switch LinkTarget.classify(reference.url) {
         case .untouched:
             return (.keep, nil, nil)
@@ -288,25 +283,25 @@ struct BlockPackager: Sendable {
             guard case .attribute = reference.context else { return (.keep, nil, nil) }
             if generated[name] != nil { return (.keep, nil, nil) }
             // Studio's older editors linked to another unit by its bare url_name.
-            if let folder = jumpTargets[name] { return (Self.blockLink(folder, suffix, reference), nil, nil) }
-            if let usageID = onlineTargets[name] { return (onlineLink(usageID, reference), nil, nil) }
+            if let folder = pages.jumpTargets[name] { return (Self.blockLink(folder, suffix, reference), nil, nil) }
+            if let usageID = pages.onlineTargets[name] { return (onlineLink(usageID, reference), nil, nil) }
             // Old pages sometimes name a static file without /static/.
             if let path = course.staticFiles.resolve(name) { return (Self.staticLink(path, suffix, reference), path, nil) }
-            return (.keep, nil, "unresolved reference: a relative link that names no course file")
+            return (.keep, nil, (.linkNamesNoFile, "unresolved reference: a relative link that names no course file"))
         case .asset(let name, let suffix):
             guard let path = course.staticFiles.resolve(name) else {
-                return (.keep, nil, "unresolved reference: no file \"\(name)\" in the course's static files")
+                return (.keep, nil, (.linkNamesNoFile, "unresolved reference: no file \"\(name)\" in the course's static files"))
             }
             return (Self.staticLink(path, suffix, reference), path, nil)
         case .block(let id, let suffix):
-            if let usageID = onlineTargets[id] { return (onlineLink(usageID, reference), nil, nil) }
-            guard let folder = jumpTargets[id] else {
-                return (.keep, nil, "unresolved reference: no block \"\(id)\" in the course")
+            if let usageID = pages.onlineTargets[id] { return (onlineLink(usageID, reference), nil, nil) }
+            guard let folder = pages.jumpTargets[id] else {
+                return (.keep, nil, (.linkNamesNoBlock, "unresolved reference: no block \"\(id)\" in the course"))
             }
             return (Self.blockLink(folder, suffix, reference), nil, nil)
         case .lmsPath(let path):
             guard let base = options.lmsURL else {
-                return (.keep, nil, "course link kept as written; pass --lms-url to make it absolute")
+                return (.keep, nil, (.courseLinkNeedsLMS, "course link kept as written; pass --lms-url to make it absolute"))
             }
             return (.replace(Self.escaped(base.trimmingTrailingSlashes() + path, in: reference)), nil, nil)
         }

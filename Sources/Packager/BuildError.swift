@@ -1,5 +1,6 @@
 import CourseExport
 import Manifest
+import Diagnostics
 
 /// Why a build could not run at all. Nothing in the output folder has changed when these are thrown.
 public enum BuildError: Error, CustomStringConvertible {
@@ -20,6 +21,19 @@ public enum BuildError: Error, CustomStringConvertible {
         case .busy(let path, let waited):
             return "\(path): another coursepack build holds the lock (waited \(waited) s; see --lock-timeout)"
         case .invalidOption(let message): return message
+        }
+    }
+}
+
+extension BuildError: Diagnosable {
+    public var diagnosticID: DiagnosticID {
+        switch self {
+        // The course export's own id, once its errors carry one.
+        case .course(let error): (error as Any as? Diagnosable)?.diagnosticID ?? .courseNotLoaded
+        case .previousManifest(let error), .publish(let error): error.diagnosticID
+        case .output: .outputUnusable
+        case .busy: .outputBusy
+        case .invalidOption: .buildOptionInvalid
         }
     }
 }

@@ -1,3 +1,6 @@
+import Diagnostics
+import Foundation
+
 /// What a build did, for people (summary lines) and machines (`--report FILE`).
 public struct BuildReport: Codable, Sendable {
     public struct Counts: Codable, Sendable, Equatable {
@@ -29,6 +32,13 @@ public struct BuildReport: Codable, Sendable {
             case totalSeconds = "total_seconds"
             case searchSeconds = "search_seconds"
         }
+
+        /// The phases of a build that loaded the course at `loaded`.
+        mutating func record(started: Date, loaded: Date, finished: Date) {
+            loadSeconds = loaded.timeIntervalSince(started)
+            packageSeconds = finished.timeIntervalSince(loaded)
+            totalSeconds = finished.timeIntervalSince(started)
+        }
     }
 
     public var courseID: String
@@ -56,6 +66,8 @@ public struct BuildReport: Codable, Sendable {
 }
 
 public struct Diagnostic: Codable, Sendable, Equatable, CustomStringConvertible {
+    /// The stable id (`CP201`) that docs/diagnostics.md explains, when the problem has one.
+    public var id: String?
     /// Usage id of the block concerned, when known.
     public var block: String?
     /// Export-relative file the problem is in.
@@ -64,7 +76,8 @@ public struct Diagnostic: Codable, Sendable, Equatable, CustomStringConvertible 
     /// The reference text as written, for unresolved links.
     public var reference: String?
 
-    public init(block: String?, file: String?, message: String, reference: String? = nil) {
+    public init(block: String?, file: String?, message: String, reference: String? = nil, id: DiagnosticID? = nil) {
+        self.id = id?.code
         self.block = block
         self.file = file
         self.message = message
@@ -73,5 +86,10 @@ public struct Diagnostic: Codable, Sendable, Equatable, CustomStringConvertible 
 
     public var description: String {
         [file, block.map { "(\($0))" }, message].compactMap { $0 }.joined(separator: " ")
+    }
+
+    /// `warning[CP201]`, or `warning` alone for a problem without an id.
+    public func label(_ severity: String) -> String {
+        id.map { "\(severity)[\($0)]" } ?? severity
     }
 }

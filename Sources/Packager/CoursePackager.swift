@@ -1,5 +1,6 @@
 import BlockRenderer
 import CourseExport
+import Diagnostics
 import FileSystem
 import Foundation
 import IncrementalBuild
@@ -41,72 +42,133 @@ public struct CoursePackager: Sendable {
         let (course, export) = try openCourse(coursePath)
         defer { export.close() }
         let loaded = Date()
-
-        let out = options.outputFolder
         let lock = try lockOutput()
         defer { withExtendedLifetime(lock) {} }
-        // Every check that can refuse the build comes before anything in DIR or the state changes.
-        let previous = try previousPublish(of: course)
-        try refuseLinkedFolders(in: out)
-        try prepareStateFolder()
-        // From here the output may change; the state describes it again only once it is final.
+        let previous = try checkOutput(for: course)
+        let memos = startChanging(incremental, previous: previous)
+
+        var report = BuildReport(courseID: course.id, publishedAt: options.publishedAt.text, outputFolder: options.outputFolder)
+        let blocks = packageCourse(
+            course, export: export.directory, renderer: renderer, previous: previous, settings: settings,
+            previousHashes: incremental.loadFileHashes(), memos: memos, progress: progress, into: &report)
+        // One job means one thread, however many cores there are.
+        let pendingInputs = stampedInputs ?? (options.jobs > 1 ? Background(stampCourse) : Background(finished: stampCourse()))
+        var collected = collect(blocks.packaged.map(\.outcome), of: blocks.leaves, course: course, previous: previous, into: &report)
+        let (manifest, search) = try composeManifest(
+            of: course, export: export.directory, renderer: renderer, blocks: blocks, previous: previous.manifest,
+            collected: &collected, report: &report)
+        try writeManifest(
+            manifest, previous: previous.manifest, staged: collected.staged, writtenFolders: collected.writtenFolders,
+            pending: blocks.assets.writer.pendingSyncs)
+        saveState(incremental, blocks: blocks, search: search)
+        report.counts.removed = removeUnnamedArchives(previous: previous.archives, manifest: manifest)
+        record(&report, in: incremental, inputs: pendingInputs, clean: !collected.failedWhileWriting, started: started, loaded: loaded)
+        return report
+    }
+
+    /// From here the output may change; the state describes it again only once it is final.
+    /// Returns what the last build left of each block.
+    private func startChanging(_ incremental: IncrementalBuild, previous: PreviousPublish) -> BlockMemos<BlockNote> {
         let memos = incremental.loadBlockMemos(as: BlockNote.self)
         incremental.forget()
-        removeTemporaryLeftovers(in: out, keeping: previous.archives)
+        removeTemporaryLeftovers(in: options.outputFolder, keeping: previous.archives)
+        return memos
+    }
 
-        var report = BuildReport(courseID: course.id, publishedAt: options.publishedAt.text, outputFolder: out)
-        let previousHashes = incremental.loadFileHashes()
+    /// The build's durations, and the build recorded for the next one to compare with, unless a
+    /// block failed for want of disk space or the like (it is tried again next time).
+    private func record(
+        _ report: inout BuildReport, in incremental: IncrementalBuild, inputs: Background<IncrementalBuild.Inputs?>, clean: Bool,
+        started: Date, loaded: Date
+    ) {
+        if let inputs = inputs.value, clean {
+            incremental.record(RecordedBuild(report), inputs: inputs, workers: options.jobs)
+        }
+        report.durations.record(started: started, loaded: loaded, finished: Date())
+    }
+
+    /// The blocks rendered and archived, with what the later steps need of that step.
+    struct PackagedBlocks {
+        let leaves: [Block]
+        let packaged: [BlockPackager.Packaged]
+        let assets: AssetStore
+        let runtime: PageRuntime?
+        /// The hash cache as the build found it: saved again only when it changed.
+        let previousHashes: FileHashCache
+    }
+
+    /// Every check that can refuse the build, before anything in DIR or the state changes: the
+    /// previous publish, links among DIR's folders, the state folder's place.
+    private func checkOutput(for course: Course) throws(BuildError) -> PreviousPublish {
+        let previous = try previousPublish(of: course)
+        try refuseLinkedFolders(in: options.outputFolder)
+        try prepareStateFolder()
+        return previous
+    }
+
+    /// Loads the page runtime (a warning when it is not installed) and renders and archives
+    /// every leaf block.
+    private func packageCourse(
+        _ course: Course, export: ExportDirectory, renderer: BlockRenderer, previous: PreviousPublish, settings: [String],
+        previousHashes: FileHashCache, memos: BlockMemos<BlockNote>, progress: @Sendable (Int, Int) -> Void,
+        into report: inout BuildReport
+    ) -> PackagedBlocks {
         let assets = AssetStore(
-            export: export.directory, course: course, writer: ZipWriter(level: options.compressionLevel, pendingSyncs: PendingSyncs()),
+            export: export, course: course, writer: ZipWriter(level: options.compressionLevel, pendingSyncs: PendingSyncs()),
             previousHashes: previousHashes)
         let (runtime, runtimeMissing) = PageRuntime.load(from: options.runtimeSource)
         if let missing = runtimeMissing.first {
             report.warnings.append(Diagnostic(
                 block: course.id, file: missing,
-                message: "the page runtime (jQuery, math) is not installed (\(PageRuntime.requiredPackages)): pages that need it list it in requires_network"))
+                message: "the page runtime (jQuery, math) is not installed (\(PageRuntime.requiredPackages)): pages that need it list it in requires_network",
+                id: .runtimeNotInstalled))
         }
         let leaves = course.blocks.filter { !$0.isContainer }
         let packaged = packageBlocks(
-            leaves, of: course, export: export.directory, renderer: renderer, assets: assets, runtime: runtime,
+            leaves, of: course, export: export, renderer: renderer, assets: assets, runtime: runtime,
             previous: previous, settings: settings, memos: memos, progress: progress)
-        let outcomes = packaged.map(\.outcome)
         report.counts.rendered = packaged.count { $0.rendered }
+        return PackagedBlocks(leaves: leaves, packaged: packaged, assets: assets, runtime: runtime, previousHashes: previousHashes)
+    }
 
-        // One job means one thread, however many cores there are.
-        let pendingInputs = stampedInputs ?? (options.jobs > 1 ? Background(stampCourse) : Background(finished: stampCourse()))
-        var collected = collect(outcomes, of: leaves, course: course, previous: previous, into: &report)
+    /// The new manifest: the collected entries, the outline, and the shared archives (written
+    /// here when new). An unchanged manifest keeps the previous publish time, so it stays
+    /// byte-identical.
+    private func composeManifest(
+        of course: Course, export: ExportDirectory, renderer: BlockRenderer, blocks: PackagedBlocks, previous: CourseManifest?,
+        collected: inout CollectedOutcomes, report: inout BuildReport
+    ) throws(BuildError) -> (CourseManifest, SearchIndexStep) {
         var manifest = CourseManifest(courseID: course.id, publishedAt: options.publishedAt.text, generator: options.generator, blocks: collected.entries)
         manifest.outline = course.blocks.filter(\.isContainer).map {
             OutlineEntry(usageID: $0.usageID, type: $0.type, displayName: $0.displayName, children: $0.children)
         }
-        if let runtime {
-            try publishRuntime(runtime, in: &manifest, previous: previous.manifest, writer: assets.writer, written: &collected.writtenFolders)
+        let writer = blocks.assets.writer
+        // The runtime is published only when some page loads it.
+        if let runtime = blocks.runtime, manifest.blocks.lazy.compactMap(\.runtime).first == runtime.archivePath {
+            try publishShared(runtime.shared, in: &manifest, previous: previous, writer: writer, written: &collected.writtenFolders)
         }
         let searchStarted = Date()
-        let search = try searchIndex(of: course, export: export.directory, renderer: renderer, entries: manifest.blocks)
-        try publishSearchIndex(search, in: &manifest, previous: previous.manifest, writer: assets.writer, written: &collected.writtenFolders)
+        let search = try searchIndex(of: course, export: export, renderer: renderer, entries: manifest.blocks)
+        try publishShared(search.shared, in: &manifest, previous: previous, writer: writer, written: &collected.writtenFolders)
         report.durations.searchSeconds = Date().timeIntervalSince(searchStarted)
-        if let before = previous.manifest, before.blocks == manifest.blocks, before.outline == manifest.outline, before.search == manifest.search {
-            // Nothing changed: keep the previous publish time, so the file stays byte-identical.
-            manifest.publishedAt = before.publishedAt
+        if let previous, previous.blocks == manifest.blocks, previous.outline == manifest.outline, previous.search == manifest.search {
+            manifest.publishedAt = previous.publishedAt
         }
-        try writeManifest(
-            manifest, previous: previous.manifest, staged: collected.staged, writtenFolders: collected.writtenFolders, pending: assets.writer.pendingSyncs)
-        let hashes = assets.hashCache
-        if hashes.records != previousHashes.records { incremental.save(hashes) }
-        incremental.save(Self.memos(of: packaged))
+        return (manifest, search)
+    }
+
+    /// What the next build reuses: file hashes, block memos, the search texts and chunks.
+    private func saveState(_ incremental: IncrementalBuild, blocks: PackagedBlocks, search: SearchIndexStep) {
+        let hashes = blocks.assets.hashCache
+        if hashes.records != blocks.previousHashes.records { incremental.save(hashes) }
+        incremental.save(Self.memos(of: blocks.packaged))
         search.texts.save(shards: search.changedTexts, to: options.stateFolder)
         if search.chunksChanged { search.chunks.save(to: options.stateFolder) }
-        report.counts.removed = removeUnnamedArchives(previous: previous.archives, manifest: manifest)
+    }
 
-        if let inputs = pendingInputs.value, !collected.failedWhileWriting {
-            incremental.record(RecordedBuild(report), inputs: inputs, workers: options.jobs)
-        }
-        let finished = Date()
-        report.durations.loadSeconds = loaded.timeIntervalSince(started)
-        report.durations.packageSeconds = finished.timeIntervalSince(loaded)
-        report.durations.totalSeconds = finished.timeIntervalSince(started)
-        return report
+    /// The id of a problem the course export reports, once its problems carry one.
+    static func diagnosticID(of problem: Any) -> DiagnosticID? {
+        (problem as? Diagnosable)?.diagnosticID
     }
 
     /// Everything besides the course that the output depends on: the program, its templates and
@@ -114,7 +176,7 @@ public struct CoursePackager: Sendable {
     private func inputSettings(renderer: BlockRenderer) -> [String] {
         [
             Version.current, renderer.fingerprint + "/" + SearchIndexStep.fingerprint + "/" + PageRuntime.stamp(of: options.runtimeSource),
-            options.lmsURL ?? "-", "\(options.compressionLevel)", options.generator,
+            options.lmsURL ?? "-", "\(options.compressionLevel)", options.generator, BlockNote.format,
         ]
     }
 
@@ -163,7 +225,7 @@ public struct CoursePackager: Sendable {
     }
 
     /// The publish already in the output folder: its manifest and the archives it names.
-    struct PreviousPublish {
+    struct PreviousPublish: Sendable {
         let manifest: CourseManifest?
         let archives: Set<String>
         let entries: [String: BlockEntry]
@@ -185,7 +247,7 @@ public struct CoursePackager: Sendable {
         if let previous, previous.courseID != course.id {
             throw .output(path: manifestPath, reason: "belongs to \(previous.courseID), not \(course.id); use another --out")
         }
-        let archives = Set((previous?.blocks ?? []).compactMap(\.archive) + [previous?.runtime?.archive, previous?.search?.archive].compactMap { $0 })
+        let archives = Set((previous?.blocks ?? []).compactMap(\.archive) + (previous?.sharedArchives ?? []).map(\.archive))
         if let unsafe = archives.sorted().first(where: { !Staging.isPublishable($0) }) {
             throw .output(path: manifestPath, reason: "names \"\(unsafe)\" as an archive, which is not of the form <type>/<name>.zip; refusing to touch what it names")
         }
@@ -215,9 +277,7 @@ public struct CoursePackager: Sendable {
         let pages = PagePlan(course: course, export: export, renderer: renderer, workers: options.jobs)
         let packager = BlockPackager(
             course: course, export: export, renderer: renderer, assets: assets,
-            options: options, previous: previous.entries, jumpTargets: pages.jumpTargets, onlineTargets: pages.onlineTargets,
-            unitHeads: pages.unitHeads, runtime: runtime,
-            publishedArchives: previous.archives, previousManifestWritten: previous.written,
+            options: options, previous: previous, pages: pages, runtime: runtime,
             inputs: BlockInputs(settings: settings, course: course, plan: pages, export: export, since: options.now()), memos: memos)
         for folder in Set(leaves.map { ArchiveNaming.component($0.type) }).sorted() {
             try? FileManager.default.createDirectory(atPath: options.outputFolder + "/" + folder, withIntermediateDirectories: true)
@@ -282,9 +342,9 @@ public struct CoursePackager: Sendable {
         }
         for issue in course.issues {
             report.counts.failed += 1
-            report.errors.append(Diagnostic(block: issue.usageID, file: issue.file, message: issue.message))
+            report.errors.append(Diagnostic(block: issue.usageID, file: issue.file, message: issue.message, id: Self.diagnosticID(of: issue)))
         }
-        report.warnings += course.warnings.map { Diagnostic(block: $0.usageID, file: $0.file, message: $0.message) }
+        report.warnings += course.warnings.map { Diagnostic(block: $0.usageID, file: $0.file, message: $0.message, id: Self.diagnosticID(of: $0)) }
         // When part of the tree could not be read, a block missing from this build may still
         // exist: keep everything the previous publish had rather than delete it.
         let present = Set(collected.entries.map(\.usageID))
@@ -295,19 +355,19 @@ public struct CoursePackager: Sendable {
         return collected
     }
 
-    /// The shared runtime archive, written once when some page uses it.
-    private func publishRuntime(
-        _ runtime: PageRuntime, in manifest: inout CourseManifest, previous: CourseManifest?, writer: ZipWriter,
+    /// A shared archive (runtime, search index) in the manifest, written unless the previous
+    /// publish holds it already.
+    private func publishShared(
+        _ content: SharedContent, in manifest: inout CourseManifest, previous: CourseManifest?, writer: ZipWriter,
         written writtenFolders: inout Set<String>
     ) throws(BuildError) {
-        guard let name = manifest.blocks.lazy.compactMap(\.runtime).first, name == runtime.archivePath else { return }
         let out = options.outputFolder
         do {
-            let (published, written) = try runtime.publish(into: out, writer: writer, previous: previous?.runtime)
-            manifest.runtime = published
-            if written { writtenFolders.insert(out + "/runtime") }
+            let (published, written) = try content.publish(into: out, writer: writer, previous: previous?[shared: content.kind])
+            manifest[shared: content.kind] = published
+            if written { writtenFolders.insert(out + "/" + content.kind.folder) }
         } catch {
-            throw .output(path: out + "/" + runtime.archivePath, reason: "cannot write the runtime archive: \(error)")
+            throw .output(path: out + "/" + content.archivePath, reason: "cannot write the \(content.kind.title): \(error)")
         }
     }
 
@@ -324,20 +384,6 @@ public struct CoursePackager: Sendable {
                 cachedChunks: DeflatedChunks.load(from: state, level: options.compressionLevel), workers: options.jobs)
         } catch {
             throw .output(path: options.outputFolder + "/search", reason: "cannot compress the search index: \(error)")
-        }
-    }
-
-    private func publishSearchIndex(
-        _ search: SearchIndexStep, in manifest: inout CourseManifest, previous: CourseManifest?, writer: ZipWriter,
-        written writtenFolders: inout Set<String>
-    ) throws(BuildError) {
-        let out = options.outputFolder
-        do {
-            let (published, written) = try search.publish(into: out, writer: writer, previous: previous?.search)
-            manifest.search = published
-            if written { writtenFolders.insert(out + "/search") }
-        } catch {
-            throw .output(path: out + "/" + search.archivePath, reason: "cannot write the search index: \(error)")
         }
     }
 
@@ -409,7 +455,7 @@ public struct CoursePackager: Sendable {
     private func removeUnnamedArchives(previous: Set<String>, manifest: CourseManifest) -> Int {
         let out = options.outputFolder
         let kept = Set(
-            manifest.blocks.compactMap(\.archive) + manifest.blocks.compactMap(\.runtime) + [manifest.runtime?.archive, manifest.search?.archive].compactMap { $0 })
+            manifest.blocks.compactMap(\.archive) + manifest.blocks.compactMap(\.runtime) + manifest.sharedArchives.map(\.archive))
         var removed = 0
         var emptied = Set<String>()
         for stale in previous.subtracting(kept).sorted() {

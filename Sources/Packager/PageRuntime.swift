@@ -20,7 +20,7 @@ struct PageRuntime: Sendable {
     let contentHash: String
 
     var name: String { String(contentHash.prefix(16)) }
-    var archivePath: String { "runtime/\(name).zip" }
+    var archivePath: String { SharedArchive.Kind.runtime.archivePath(contentHash: contentHash) }
 
     /// Reads the runtime from `source`; nil, with the files it could not find, when the packages
     /// are not installed.
@@ -78,22 +78,9 @@ struct PageRuntime: Sendable {
         return Array(html.utf8)
     }
 
-    /// Writes the archive unless the previous publish already holds it (its name is its content);
-    /// `written` says whether its folder got a new name to sync.
-    func publish(into folder: String, writer: ZipWriter, previous: RuntimeArchive?) throws -> (RuntimeArchive, written: Bool) {
-        let path = folder + "/" + archivePath
-        if let previous, previous.archive == archivePath, previous.contentHash == contentHash,
-            FileStamp.of(path)?.size == previous.size, (try? SHA256Hex.ofFile(path)) == previous.sha256
-        {
-            return (previous, false)
-        }
-        try FileManager.default.createDirectory(atPath: folder + "/runtime", withIntermediateDirectories: true)
-        var hasher = SHA256()
-        let written = try writer.write(files.map { ZipEntry(name: $0.name, source: .bytes($0.bytes)) }, to: path) {
-            hasher.update(bufferPointer: $0)
-        }
-        let sha256 = written.observedAll ? SHA256Hex.hex(hasher.finalize()) : try CourseFileDigest.archive(path)
-        return (RuntimeArchive(archive: archivePath, size: written.size, sha256: sha256, contentHash: contentHash), true)
+    /// What the device keeps once: one archive of all the files.
+    var shared: SharedContent {
+        SharedContent(kind: .runtime, contentHash: contentHash, entries: files.map { ZipEntry(name: $0.name, source: .bytes($0.bytes)) })
     }
 
     /// Renders TeX the way the LMS's MathJax configuration reads it on every page, HTML blocks

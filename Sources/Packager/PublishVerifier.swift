@@ -1,3 +1,4 @@
+import Diagnostics
 import FileSystem
 import Foundation
 import Manifest
@@ -13,13 +14,32 @@ public enum PublishVerifier {
     }
 
     public static func verify(folder: String) throws(BuildError) -> Result {
+        let manifest = try readManifest(in: folder)
+        var result = Result(manifest: manifest)
+        var seen = Set<String>()
+        for block in manifest.blocks + sharedEntries(of: manifest) {
+            var messages: [String] = []
+            if !seen.insert(block.usageID).inserted { messages.append("listed twice in the manifest") }
+            if let archive = block.archive {
+                if Staging.isPublishable(archive) {
+                    result.archivesChecked += 1
+                    messages += problems(of: block, at: folder + "/" + archive)
+                } else {
+                    messages.append("archive path escapes the folder")
+                }
+            }
+            result.problems += messages.map { Diagnostic(block: block.usageID, file: block.archive, message: $0, id: .publishMismatch) }
+        }
+        return result
+    }
+
+    private static func readManifest(in folder: String) throws(BuildError) -> CourseManifest {
         let path = folder + "/manifest.json"
-        let manifest: CourseManifest
         do {
             guard let read = try ManifestFile.read(path) else {
                 throw BuildError.output(path: path, reason: "no manifest.json: not a published folder")
             }
-            manifest = read
+            return read
         } catch let error as BuildError {
             throw error
         } catch let error as ManifestError {
@@ -27,47 +47,37 @@ public enum PublishVerifier {
         } catch {
             throw .output(path: path, reason: "\(error)")
         }
-        var result = Result(manifest: manifest)
-        var seen = Set<String>()
-        var blocks = manifest.blocks
-        if let runtime = manifest.runtime {
-            // Checked like a block's archive; its pages are under its own folders, not index.html.
-            blocks.append(BlockEntry(
-                usageID: "runtime", type: "runtime", displayName: nil, parents: [], archive: runtime.archive,
-                size: runtime.size, sha256: runtime.sha256, contentHash: runtime.contentHash, lastModified: manifest.publishedAt))
-        }
-        if let search = manifest.search {
-            blocks.append(BlockEntry(
-                usageID: "search", type: "search", displayName: nil, parents: [], archive: search.archive,
-                size: search.size, sha256: search.sha256, contentHash: search.contentHash, lastModified: manifest.publishedAt))
-        }
-        for block in blocks {
-            func problem(_ message: String) {
-                result.problems.append(Diagnostic(block: block.usageID, file: block.archive, message: message))
-            }
-            if !seen.insert(block.usageID).inserted { problem("listed twice in the manifest") }
-            guard let archive = block.archive else { continue }
-            guard Staging.isPublishable(archive) else {
-                problem("archive path escapes the folder")
-                continue
-            }
-            result.archivesChecked += 1
-            let file = folder + "/" + archive
-            guard let size = FileStamp.of(file)?.size else {
-                problem("archive is missing")
-                continue
-            }
-            if size != block.size { problem("archive is \(size) bytes, the manifest says \(block.size.map(String.init) ?? "nothing")") }
-            do {
-                let digest = try CourseFileDigest.archive(file)
-                if digest != block.sha256 { problem("sha256 is \(digest), the manifest says \(block.sha256 ?? "nothing")") }
-                let reader = try ZipReader(path: file)
-                try reader.verify()
-                if block.type != "runtime", block.type != "search", !reader.entries.contains(where: { $0.name == "index.html" }) { problem("archive has no index.html") }
-            } catch {
-                problem("\(error)")
+    }
+
+    /// The shared archives (runtime, search index), checked like a block's archive under their
+    /// kind's name.
+    private static func sharedEntries(of manifest: CourseManifest) -> [BlockEntry] {
+        SharedArchive.Kind.allCases.compactMap { kind in
+            manifest[shared: kind].map {
+                BlockEntry(
+                    usageID: kind.folder, type: kind.folder, displayName: nil, parents: [], archive: $0.archive,
+                    size: $0.size, sha256: $0.sha256, contentHash: $0.contentHash, lastModified: manifest.publishedAt)
             }
         }
-        return result
+    }
+
+    /// How the archive at `file` differs from what the manifest says of it.
+    private static func problems(of block: BlockEntry, at file: String) -> [String] {
+        guard let size = FileStamp.of(file)?.size else { return ["archive is missing"] }
+        var problems: [String] = []
+        if size != block.size { problems.append("archive is \(size) bytes, the manifest says \(block.size.map(String.init) ?? "nothing")") }
+        do {
+            let digest = try CourseFileDigest.archive(file)
+            if digest != block.sha256 { problems.append("sha256 is \(digest), the manifest says \(block.sha256 ?? "nothing")") }
+            let reader = try ZipReader(path: file)
+            try reader.verify()
+            // A shared archive's pages are under folders of their own, with no index.html.
+            if SharedArchive.Kind(rawValue: block.type) == nil, !reader.entries.contains(where: { $0.name == "index.html" }) {
+                problems.append("archive has no index.html")
+            }
+        } catch {
+            problems.append("\(error)")
+        }
+        return problems
     }
 }

@@ -27,8 +27,6 @@ struct SearchIndexStep: Sendable {
     let changedTexts: Set<Int>
     let chunksChanged: Bool
 
-    var archivePath: String { "search/\(contentHash.prefix(16)).zip" }
-
     /// Bumped when what is taken from a block changes (`SearchIndex.textVersion`): the text of
     /// unchanged blocks is then extracted again, and an unchanged build (which stops before
     /// this step) still notices through the build's fingerprint.
@@ -53,43 +51,12 @@ struct SearchIndexStep: Sendable {
         let tokenizer = SearchTokenizer(language: course.language)
         let blocks = Dictionary(course.blocks.map { ($0.usageID, $0) }, uniquingKeysWith: { first, _ in first })
         let listed = entries.filter { blocks[$0.usageID] != nil }
-        let documents = listed.parallelMap(workers: workers) { entry -> (EncodedSearchDocument, extracted: Bool)? in
-            guard let block = blocks[entry.usageID] else { return nil }
-            // Containers above the block, outermost first, without the course itself.
-            let path = block.parents.reversed().compactMap { id -> String? in
-                guard let parent = blocks[id], parent.type != "course" else { return nil }
-                return parent.displayName
-            }
-            let title = entry.displayName ?? ""
-            let page = entry.isOffline ? entry.archive.map { String($0.dropLast(".zip".count)) + "/index.html" } : nil
-            if let known = cachedTexts.text(of: entry.usageID, contentHash: entry.contentHash, offline: entry.isOffline) {
-                // As a fresh build decides it: a block with neither name nor text is left out.
-                guard !title.isEmpty || known.text.count > 2 else { return nil }
-                return (EncodedSearchDocument(
-                    usageID: entry.usageID, type: entry.type, title: title, path: path, page: page,
-                    textLiteral: known.text, bodyTermsLiteral: known.bodyTerms, tokenizer: tokenizer), false)
-            }
-            var text = ""
-            if entry.isOffline {
-                switch renderer.learnerText(of: block, in: course, export: export) {
-                case .html(let html): text = VisibleText.of(html: html)
-                case .plain(let plain): text = VisibleText.collapsingWhitespace(plain)
-                case nil: break
-                }
-            }
-            guard !title.isEmpty || !text.isEmpty else { return nil }
-            let document = SearchDocument(usageID: entry.usageID, type: entry.type, title: title, path: path, page: page, text: text, tokenizer: tokenizer)
-            return (EncodedSearchDocument(document), true)
+        let documents = listed.parallelMap(workers: workers) { entry in
+            Self.document(
+                of: entry, blocks: blocks, course: course, export: export, renderer: renderer, cachedTexts: cachedTexts,
+                tokenizer: tokenizer)
         }
-
-        var texts = SearchTexts(textVersion: Self.textVersion, language: course.language)
-        var extracted = Set<String>()
-        for (entry, document) in zip(listed, documents) {
-            guard let (document, fresh) = document, let contentHash = entry.contentHash else { continue }
-            if fresh { extracted.insert(entry.usageID) }
-            texts.texts[entry.usageID] = SearchTexts.Text(
-                contentHash: contentHash, offline: entry.isOffline, text: document.textLiteral, bodyTerms: document.bodyTermsLiteral)
-        }
+        let (texts, extracted) = Self.texts(of: zip(listed, documents), language: course.language)
 
         let pieces = Self.pieces(courseID: course.id, language: course.language, documents: documents.compactMap { $0?.0 })
         let known = cachedChunks.chunks
@@ -113,6 +80,55 @@ struct SearchIndexStep: Sendable {
         chunks = used
         changedTexts = texts.changedShards(since: cachedTexts, extracted: extracted)
         chunksChanged = used.chunks.count != known.count || keys.contains { known[$0] == nil }
+    }
+
+    /// The search document of one listed block, and whether its text was extracted anew (not
+    /// taken from `cachedTexts`); nil for a block with neither name nor text.
+    private static func document(
+        of entry: BlockEntry, blocks: [String: Block], course: Course, export: ExportDirectory, renderer: BlockRenderer,
+        cachedTexts: SearchTexts, tokenizer: SearchTokenizer
+    ) -> (EncodedSearchDocument, extracted: Bool)? {
+        guard let block = blocks[entry.usageID] else { return nil }
+        // Containers above the block, outermost first, without the course itself.
+        let path = block.parents.reversed().compactMap { id -> String? in
+            guard let parent = blocks[id], parent.type != "course" else { return nil }
+            return parent.displayName
+        }
+        let title = entry.displayName ?? ""
+        let page = entry.isOffline ? entry.archive.map { String($0.dropLast(".zip".count)) + "/index.html" } : nil
+        if let known = cachedTexts.text(of: entry.usageID, contentHash: entry.contentHash, offline: entry.isOffline) {
+            // As a fresh build decides it: a block with neither name nor text is left out.
+            guard !title.isEmpty || known.text.count > 2 else { return nil }
+            return (EncodedSearchDocument(
+                usageID: entry.usageID, type: entry.type, title: title, path: path, page: page,
+                textLiteral: known.text, bodyTermsLiteral: known.bodyTerms, tokenizer: tokenizer), false)
+        }
+        var text = ""
+        if entry.isOffline {
+            switch renderer.learnerText(of: block, in: course, export: export) {
+            case .html(let html): text = VisibleText.of(html: html)
+            case .plain(let plain): text = VisibleText.collapsingWhitespace(plain)
+            case nil: break
+            }
+        }
+        guard !title.isEmpty || !text.isEmpty else { return nil }
+        let document = SearchDocument(usageID: entry.usageID, type: entry.type, title: title, path: path, page: page, text: text, tokenizer: tokenizer)
+        return (EncodedSearchDocument(document), true)
+    }
+
+    /// The texts the next build may reuse, and the usage ids whose text this build extracted.
+    private static func texts(
+        of documents: some Sequence<(BlockEntry, (EncodedSearchDocument, extracted: Bool)?)>, language: String
+    ) -> (SearchTexts, extracted: Set<String>) {
+        var texts = SearchTexts(textVersion: textVersion, language: language)
+        var extracted = Set<String>()
+        for (entry, document) in documents {
+            guard let (document, fresh) = document, let contentHash = entry.contentHash else { continue }
+            if fresh { extracted.insert(entry.usageID) }
+            texts.texts[entry.usageID] = SearchTexts.Text(
+                contentHash: contentHash, offline: entry.isOffline, text: document.textLiteral, bodyTerms: document.bodyTermsLiteral)
+        }
+        return (texts, extracted)
     }
 
     /// `index.js` cut into pieces at document boundaries (`minimumChunk`).
@@ -169,21 +185,8 @@ struct SearchIndexStep: Sendable {
         return PreparedEntry(method: .deflated, crc32: crc, uncompressedSize: UInt64(length), payload: payload)
     }
 
-    /// Writes the archive unless the previous publish already holds it; `written` says whether
-    /// its folder got a new name to sync.
-    func publish(into folder: String, writer: ZipWriter, previous: SearchArchive?) throws -> (SearchArchive, written: Bool) {
-        let path = folder + "/" + archivePath
-        if let previous, previous.archive == archivePath, previous.contentHash == contentHash,
-            FileStamp.of(path)?.size == previous.size, (try? SHA256Hex.ofFile(path)) == previous.sha256
-        {
-            return (previous, false)
-        }
-        try FileManager.default.createDirectory(atPath: folder + "/search", withIntermediateDirectories: true)
-        var hasher = SHA256()
-        let written = try writer.write([ZipEntry(name: SearchIndex.fileName, source: .prepared(entry))], to: path) {
-            hasher.update(bufferPointer: $0)
-        }
-        let sha256 = written.observedAll ? SHA256Hex.hex(hasher.finalize()) : try CourseFileDigest.archive(path)
-        return (SearchArchive(archive: archivePath, size: written.size, sha256: sha256, contentHash: contentHash), true)
+    /// What the device keeps once: an archive of `index.js` alone.
+    var shared: SharedContent {
+        SharedContent(kind: .search, contentHash: contentHash, entries: [ZipEntry(name: SearchIndex.fileName, source: .prepared(entry))])
     }
 }

@@ -1,4 +1,5 @@
 import Crypto
+import Diagnostics
 import FileSystem
 #if canImport(Glibc)
 import Glibc
@@ -13,6 +14,11 @@ public struct LocalFileRefusal: Error, Equatable, CustomStringConvertible {
     public var reason: String
 
     public var description: String { "\(path): \(reason)" }
+}
+
+extension LocalFileRefusal: Diagnosable {
+    /// A file of the built folder that is a link, or differs from its manifest.
+    public var diagnosticID: DiagnosticID { .localPublishIncomplete }
 }
 
 /// The folder a publish uploads from, read so that only its own regular files go up: every

@@ -3,67 +3,6 @@ import FileSystem
 import Foundation
 import Manifest
 
-public struct PublishOptions: Sendable {
-    /// How long an archive no manifest names any more stays downloadable.
-    public var keepRemoved: TimeInterval
-    /// Uploads in flight at once.
-    public var jobs: Int
-    public var dryRun: Bool
-    /// Every client and CDN must revalidate the manifest before using it.
-    public var cacheControlManifest: String
-    /// Archives may be cached, and are revalidated (by ETag) before use: a block's archive keeps
-    /// its name when its content changes.
-    public var cacheControlArchives: String
-    public var now: @Sendable () -> Date
-    /// Where the course goes within the target: its own folder (the default) or the target itself.
-    public var layout: PublishLayout
-
-    public static let defaultCacheControlManifest = "no-cache, max-age=0, must-revalidate"
-    public static let defaultCacheControlArchives = "public, no-cache"
-
-    public init(
-        keepRemoved: TimeInterval = 24 * 3600, jobs: Int = 4, dryRun: Bool = false,
-        cacheControlManifest: String = PublishOptions.defaultCacheControlManifest,
-        cacheControlArchives: String = PublishOptions.defaultCacheControlArchives,
-        now: @escaping @Sendable () -> Date = { Date() }, layout: PublishLayout = .perCourse
-    ) {
-        self.keepRemoved = keepRemoved
-        self.jobs = max(jobs, 1)
-        self.dryRun = dryRun
-        self.cacheControlManifest = cacheControlManifest
-        self.cacheControlArchives = cacheControlArchives
-        self.now = now
-        self.layout = layout
-    }
-}
-
-public enum PublishError: Error, CustomStringConvertible {
-    /// The local folder is not a complete publish.
-    case local(path: String, reason: String)
-    /// The target refused or failed; `changedTarget` says whether anything had been written.
-    case store(StoreError, changedTarget: Bool)
-    case remoteManifest(ManifestError)
-    /// The target's manifest is another course's: replacing it would erase that course.
-    case otherCourse(manifest: String, found: String, publishing: String)
-
-    public var description: String {
-        switch self {
-        case .local(let path, let reason): return "\(path): \(reason)"
-        case .store(let error, let changed):
-            return "\(error)" + (changed ? " (the publish stopped before its manifest: clients still get the previous publish, complete)" : " (nothing was changed)")
-        case .remoteManifest(let error): return "\(error) (nothing was changed)"
-        case .otherCourse(let manifest, let found, let publishing):
-            return "\(manifest) is the manifest of course \(found), not \(publishing): refusing to replace another course's publish (nothing was changed; publish without --flat to give each course its own folder, or choose another --to)"
-        }
-    }
-
-    /// Nothing was written to the target.
-    public var changedNothing: Bool {
-        if case .store(_, let changed) = self { return !changed }
-        return true
-    }
-}
-
 /// Publishes a built folder to a target in the order clients rely on: archives first (a changed
 /// one under a staged name first when the live manifest names it), the manifest last, and the
 /// archives no manifest names any more deleted only once the grace period has passed.

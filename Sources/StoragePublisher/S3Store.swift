@@ -218,57 +218,81 @@ public struct S3Store: ObjectStore {
                 let delay = configuration.initialBackoff * pow(2, Double(attempt - 1)) * Double.random(in: 0.75...1.25)
                 try? await Task.sleep(nanoseconds: UInt64(delay * 1e9))
             }
-            var signedHeaders = headers
-            signedHeaders.append(("host", host))
-            signedHeaders.append(("x-amz-content-sha256", payloadHash))
-            let signature = signer.sign(SignableRequest(method: method, path: path, query: query, headers: signedHeaders, payloadHash: payloadHash), at: Date())
-            var request = URLRequest(url: url)
-            request.httpMethod = method
-            request.cachePolicy = .reloadIgnoringLocalCacheData
-            for (name, value) in signedHeaders + signature.headersToAdd where name != "host" {
-                request.setValue(value, forHTTPHeaderField: name)
-            }
-            let response: Response
-            do {
-                let (data, urlResponse): (Data, URLResponse)
-                switch body {
-                case .none:
-                    (data, urlResponse) = try await session.data(for: request)
-                case .data(let bytes):
-                    request.setValue(String(bytes.count), forHTTPHeaderField: "Content-Length")
-                    (data, urlResponse) = try await session.upload(for: request, from: bytes)
-                case .file(let file, let size):
-                    request.setValue(String(size), forHTTPHeaderField: "Content-Length")
-                    (data, urlResponse) = try await session.upload(for: request, fromFile: URL(fileURLWithPath: file))
+            // Signed anew for each attempt: the signature carries the time.
+            var request = signedRequest(
+                method, url: url, host: host, path: path, query: query, headers: headers, payloadHash: payloadHash)
+            switch await exchange(&request, body: body, operation: operation) {
+            case .failure(let error):
+                lastError = error
+            case .success(let response):
+                guard let transient = try refusal(of: response, operation: operation, acceptNotFound: acceptNotFound) else {
+                    return response
                 }
-                guard let http = urlResponse as? HTTPURLResponse else {
-                    lastError = .unreachable(location: location, operation: operation, reason: "not an HTTP answer")
-                    continue
-                }
-                var fields: [String: String] = [:]
-                for (name, value) in http.allHeaderFields {
-                    if let name = name as? String, let value = value as? String { fields[name.lowercased()] = value }
-                }
-                response = Response(status: http.statusCode, headers: fields, body: data)
-            } catch {
-                lastError = .unreachable(location: location, operation: operation, reason: error.localizedDescription)
-                continue
+                lastError = transient
             }
-            if (200..<300).contains(response.status) { return response }
-            let code = Self.xmlValue("Code", in: response.body) ?? ""
-            let message = Self.xmlValue("Message", in: response.body) ?? ""
-            if response.status == 404, code == "NoSuchBucket" { throw .noSuchBucket(bucket: configuration.bucket) }
-            if response.status == 404, acceptNotFound { return response }
-            if Self.isTransient(status: response.status, code: code) {
-                lastError = .http(location: location, operation: operation, status: response.status, code: code, message: message)
-                continue
-            }
-            if response.status == 403 || ["InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "ExpiredToken", "InvalidToken"].contains(code) {
-                throw .denied(location: location, operation: operation, code: code.isEmpty ? "HTTP \(response.status)" : code, message: message)
-            }
-            throw .http(location: location, operation: operation, status: response.status, code: code, message: message)
         }
         throw lastError
+    }
+
+    private func signedRequest(
+        _ method: String, url: URL, host: String, path: String, query: [(name: String, value: String)],
+        headers: [(name: String, value: String)], payloadHash: String
+    ) -> URLRequest {
+        var signedHeaders = headers
+        signedHeaders.append(("host", host))
+        signedHeaders.append(("x-amz-content-sha256", payloadHash))
+        let signature = signer.sign(SignableRequest(method: method, path: path, query: query, headers: signedHeaders, payloadHash: payloadHash), at: Date())
+        var request = URLRequest(url: url)
+        request.httpMethod = method
+        request.cachePolicy = .reloadIgnoringLocalCacheData
+        for (name, value) in signedHeaders + signature.headersToAdd where name != "host" {
+            request.setValue(value, forHTTPHeaderField: name)
+        }
+        return request
+    }
+
+    /// One attempt: the server's answer, or why none came (worth another try).
+    private func exchange(_ request: inout URLRequest, body: Body, operation: String) async -> Result<Response, StoreError> {
+        do {
+            let (data, urlResponse): (Data, URLResponse)
+            switch body {
+            case .none:
+                (data, urlResponse) = try await session.data(for: request)
+            case .data(let bytes):
+                request.setValue(String(bytes.count), forHTTPHeaderField: "Content-Length")
+                (data, urlResponse) = try await session.upload(for: request, from: bytes)
+            case .file(let file, let size):
+                request.setValue(String(size), forHTTPHeaderField: "Content-Length")
+                (data, urlResponse) = try await session.upload(for: request, fromFile: URL(fileURLWithPath: file))
+            }
+            guard let http = urlResponse as? HTTPURLResponse else {
+                return .failure(.unreachable(location: location, operation: operation, reason: "not an HTTP answer"))
+            }
+            var fields: [String: String] = [:]
+            for (name, value) in http.allHeaderFields {
+                if let name = name as? String, let value = value as? String { fields[name.lowercased()] = value }
+            }
+            return .success(Response(status: http.statusCode, headers: fields, body: data))
+        } catch {
+            return .failure(.unreachable(location: location, operation: operation, reason: error.localizedDescription))
+        }
+    }
+
+    /// Nil when `response` answers the request; the error to try again on when the refusal is
+    /// transient; thrown when another try would be refused the same way.
+    private func refusal(of response: Response, operation: String, acceptNotFound: Bool) throws(StoreError) -> StoreError? {
+        if (200..<300).contains(response.status) { return nil }
+        let code = Self.xmlValue("Code", in: response.body) ?? ""
+        let message = Self.xmlValue("Message", in: response.body) ?? ""
+        if response.status == 404, code == "NoSuchBucket" { throw .noSuchBucket(bucket: configuration.bucket) }
+        if response.status == 404, acceptNotFound { return nil }
+        if Self.isTransient(status: response.status, code: code) {
+            return .http(location: location, operation: operation, status: response.status, code: code, message: message)
+        }
+        if response.status == 403 || ["InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "ExpiredToken", "InvalidToken"].contains(code) {
+            throw .denied(location: location, operation: operation, code: code.isEmpty ? "HTTP \(response.status)" : code, message: message)
+        }
+        throw .http(location: location, operation: operation, status: response.status, code: code, message: message)
     }
 
     /// 5xx, throttling and request timeouts are worth another try; the rest will not change.

@@ -6,22 +6,6 @@ import Darwin
 import FileSystem
 import ZlibStream
 
-/// A file's size and CRC-32, learned in a pass over its bytes, with the change time it had then:
-/// an archive writer given it writes the entry's header before the data (nothing to patch, so a
-/// hash of the archive taken while it is written stays valid) unless the file changed since.
-public struct FileChecksum: Sendable, Equatable {
-    public let size: UInt64
-    public let crc32: UInt32
-    /// The file's status change time (ctime, nanoseconds) when it was read.
-    public let changed: Int64
-
-    public init(size: UInt64, crc32: UInt32, changed: Int64) {
-        self.size = size
-        self.crc32 = crc32
-        self.changed = changed
-    }
-}
-
 /// Reads a file through a read-only mapping, one window at a time, so each byte is read once from
 /// the page cache, never copied into a buffer, and memory stays bounded whatever the file's size.
 public enum MappedFile {

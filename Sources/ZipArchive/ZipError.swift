@@ -1,3 +1,5 @@
+import Diagnostics
+
 /// Everything that can go wrong writing or reading an archive, with the file and the reason.
 public enum ZipError: Error, Equatable, CustomStringConvertible {
     case invalidEntryName(String, reason: String)
@@ -63,3 +65,15 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+
+extension ZipError: Diagnosable {
+    public var diagnosticID: DiagnosticID {
+        switch self {
+        case .invalidEntryName, .duplicateEntry: .entryNameInvalid
+        case .io: .fileCallFailed
+        case .zlib: .compressionFailed
+        case .malformed, .crcMismatch: .archiveMalformed
+        case .limitExceeded, .unsafeEntry: .archiveRefused
+        }
+    }
+}

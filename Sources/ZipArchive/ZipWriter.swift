@@ -234,41 +234,19 @@ public struct ZipWriter: Sendable {
         try out.write(record.localHeader())
         let dataStart = out.offset
 
-        var crc = CRC32()
-        var readBytes: UInt64 = 0
         var buffer = [UInt8](repeating: 0, count: fileChunkSize)
+        var (crc, readBytes) = (CRC32(), UInt64(0))
         if !store {
-            let stream = try ZStream(.deflate(level: level))
-            try buffer.withUnsafeMutableBytes { chunk in
-                while true {
-                    let n = try input.read(into: chunk)
-                    let data = UnsafeRawBufferPointer(rebasing: chunk[0..<n])
-                    crc.update(data)
-                    readBytes += UInt64(n)
-                    try stream.deflate(data, finish: n == 0) { try out.write($0) }
-                    if n == 0 { break }
-                }
-            }
+            (crc, readBytes) = try deflate(input, to: out, buffer: &buffer)
             if out.offset - dataStart >= readBytes {
                 // Deflate made it bigger: start the entry's data again, stored.
                 try out.truncate(to: dataStart)
                 try input.rewind()
                 record.method = .stored
-                crc = CRC32()
-                readBytes = 0
             }
         }
         if record.method == .stored {
-            try buffer.withUnsafeMutableBytes { chunk in
-                while true {
-                    let n = try input.read(into: chunk)
-                    if n == 0 { break }
-                    let data = UnsafeRawBufferPointer(rebasing: chunk[0..<n])
-                    crc.update(data)
-                    readBytes += UInt64(n)
-                    try out.write(data)
-                }
-            }
+            (crc, readBytes) = try copy(input, to: out, buffer: &buffer)
         }
         if readBytes >= Limits.u32 && !record.localZip64 {
             throw ZipError.malformed(path: path, reason: "file grew past 4 GiB while it was being archived")
@@ -278,6 +256,41 @@ public struct ZipWriter: Sendable {
         record.compressedSize = out.offset - dataStart
         try out.patch(at: record.offset, record.localHeader())
         return record
+    }
+
+    /// Deflates what is left of `input` into `out`: the CRC-32 and length of what was read.
+    private func deflate(_ input: InputFile, to out: OutputFile, buffer: inout [UInt8]) throws -> (CRC32, UInt64) {
+        var crc = CRC32()
+        var readBytes: UInt64 = 0
+        let stream = try ZStream(.deflate(level: level))
+        try buffer.withUnsafeMutableBytes { chunk in
+            while true {
+                let n = try input.read(into: chunk)
+                let data = UnsafeRawBufferPointer(rebasing: chunk[0..<n])
+                crc.update(data)
+                readBytes += UInt64(n)
+                try stream.deflate(data, finish: n == 0) { try out.write($0) }
+                if n == 0 { break }
+            }
+        }
+        return (crc, readBytes)
+    }
+
+    /// Copies what is left of `input` into `out` as it is: the CRC-32 and length of what was read.
+    private func copy(_ input: InputFile, to out: OutputFile, buffer: inout [UInt8]) throws -> (CRC32, UInt64) {
+        var crc = CRC32()
+        var readBytes: UInt64 = 0
+        try buffer.withUnsafeMutableBytes { chunk in
+            while true {
+                let n = try input.read(into: chunk)
+                if n == 0 { break }
+                let data = UnsafeRawBufferPointer(rebasing: chunk[0..<n])
+                crc.update(data)
+                readBytes += UInt64(n)
+                try out.write(data)
+            }
+        }
+        return (crc, readBytes)
     }
 
     /// A stored file in one pass over a mapping of it, header first: the CRC comes from an

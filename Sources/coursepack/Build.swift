@@ -8,8 +8,7 @@ struct Build: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Package every published block of a course into DIR, with DIR/manifest.json.")
 
-    @Argument(help: "Course export: the folder holding course.xml, its parent, or a .tar.gz from Studio.")
-    var course: String
+    @OptionGroup var source: CourseSource
 
     @Option(name: .long, help: "Output folder; its manifest.json is the previous publish.")
     var out: String
@@ -68,15 +67,15 @@ struct Build: ParsableCommand {
         let options = try orExitBadInput { try self.options(templates: templateSet) }
         let progress = ProgressLine(enabled: !quiet && isatty(STDERR_FILENO) == 1)
         let result = try orExitBadInput(cleanup: progress.finish) {
-            try CoursePackager(options: options).build(coursePath: course) { done, total in progress.update(done, of: total) }
+            try CoursePackager(options: options).build(coursePath: source.course) { done, total in progress.update(done, of: total) }
         }
         progress.finish()
 
-        for error in result.errors { printError("error: \(error)") }
+        for error in result.errors { printError("\(error.label("error")): \(error)") }
         if !quiet {
             let shown = 20
             for warning in result.warnings.prefix(shown) {
-                printError("warning: \(warning)\(warning.reference.map { ": \($0)" } ?? "")")
+                printError("\(warning.label("warning")): \(warning)\(warning.reference.map { ": \($0)" } ?? "")")
             }
             if result.warnings.count > shown {
                 printError("warning: … and \(result.warnings.count - shown) more\(report == nil ? " (see --report FILE)" : " in \(report!)")")

@@ -1,17 +1,17 @@
 import ArgumentParser
 import CommandLineSupport
 import CourseExport
+import Diagnostics
 import Foundation
 
 struct Inspect: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the published block tree of a course: type, url_name, display name, split test groups and group_access.")
 
-    @Argument(help: "Course export: folder or .tar.gz.")
-    var course: String
+    @OptionGroup var source: CourseSource
 
     func run() throws {
-        let (loaded, export) = try orExitBadInput { try CourseLoader.open(course) }
+        let (loaded, export) = try orExitBadInput { try CourseLoader.open(source.course) }
         defer { export.close() }
         printOutput("\(loaded.id)  \(loaded.displayName)  (language \(loaded.language))")
         let byID = Dictionary(loaded.blocks.map { ($0.usageID, $0) }, uniquingKeysWith: { first, _ in first })
@@ -24,8 +24,8 @@ struct Inspect: ParsableCommand {
         let leaves = loaded.blocks.filter { !$0.isContainer }
         let types = Dictionary(grouping: leaves, by: \.type).map { "\($0.value.count) \($0.key)" }.sorted()
         printOutput("\(leaves.count) leaf blocks: \(types.joined(separator: ", "))")
-        for warning in loaded.warnings { printError("warning: \(warning.file): \(warning.message)") }
-        for issue in loaded.issues { printError("error: \(issue.file): \(issue.message)") }
+        for warning in loaded.warnings { printError("\(DiagnosticID.label("warning", for: warning)): \(warning.file): \(warning.message)") }
+        for issue in loaded.issues { printError("\(DiagnosticID.label("error", for: issue)): \(issue.file): \(issue.message)") }
         if !loaded.issues.isEmpty { throw ExitCode(ExitStatus.blocksFailed) }
     }
 

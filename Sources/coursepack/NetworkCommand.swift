@@ -11,52 +11,42 @@ import Foundation
 /// `coursepack-sync` without the server's minutes of compiling.
 enum NetworkCommand {
     static let helpers: [String: [String]] = [
-        "coursepack-sync": names([Sync.self, Diff.self, Publish.self, Answers.self, Status.self, Open.self]),
+        "coursepack-sync": [Sync.name, Diff.name, Publish.name, Answers.name, Status.name, Open.name],
         "coursepack-device": DeviceCommand.names,
     ]
-
-    private static func names(_ commands: [any ParsableCommand.Type]) -> [String] {
-        commands.compactMap { $0.configuration.commandName }
-    }
 
     /// Replaces this process with the helper that runs the command `arguments` ask for, if one does.
     static func forwardIfRequested(_ arguments: [String]) {
         if let helper = helperProgram(for: arguments, among: helpers) { runHelper(helper, arguments) }
     }
 
+    /// What `coursepack --help` says of each command `coursepack-sync` runs.
+    static let abstracts: [String: String] = [
+        "sync": "Bring a course in TARGET up to date with its published folder or URL: download only new and outdated blocks, within the target's storage budget.",
+        "answers": "List the answers given offline in TARGET and their state, or record one (--add).",
+        "diff": "Compare two manifests (files, published folders or URLs): added, changed, removed blocks and bytes to download.",
+        "status": "List the courses of a synced folder: blocks present, bytes on disk, pins and last use, and the storage budget.",
+        "open": "Print the page of BLOCK in TARGET and record that it was opened.",
+        "publish": "Publish a built folder to S3-compatible storage or a web root: archives first, manifest last, removed archives after a grace period.",
+    ]
+
     // Listed in `coursepack --help`; `main` hands them to the helper before they are parsed.
-    struct Sync: ParsableCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "sync",
-            abstract: "Bring a course in TARGET up to date with its published folder or URL: download only new and outdated blocks, within the target's storage budget.")
-    }
-
-    struct Answers: ParsableCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "answers", abstract: "List the answers given offline in TARGET and their state, or record one (--add).")
-    }
-
-    struct Diff: ParsableCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "diff",
-            abstract: "Compare two manifests (files, published folders or URLs): added, changed, removed blocks and bytes to download.")
-    }
-
+    struct Sync: HelperCommand { static let name = "sync" }
+    struct Answers: HelperCommand { static let name = "answers" }
+    struct Diff: HelperCommand { static let name = "diff" }
     // The client's other commands read a synced folder; they live with `sync`.
-    struct Status: ParsableCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "status",
-            abstract: "List the courses of a synced folder: blocks present, bytes on disk, pins and last use, and the storage budget.")
-    }
+    struct Status: HelperCommand { static let name = "status" }
+    struct Open: HelperCommand { static let name = "open" }
+    struct Publish: HelperCommand { static let name = "publish" }
+}
 
-    struct Open: ParsableCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "open", abstract: "Print the page of BLOCK in TARGET and record that it was opened.")
-    }
+/// A command only listed here: `coursepack-sync` declares its arguments and runs it.
+protocol HelperCommand: ParsableCommand {
+    static var name: String { get }
+}
 
-    struct Publish: ParsableCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "publish",
-            abstract: "Publish a built folder to S3-compatible storage or a web root: archives first, manifest last, removed archives after a grace period.")
+extension HelperCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(commandName: name, abstract: NetworkCommand.abstracts[name] ?? "")
     }
 }

@@ -12,7 +12,7 @@ struct Verify: ParsableCommand {
 
     func run() throws {
         let result = try orExitBadInput { try PublishVerifier.verify(folder: folder) }
-        for problem in result.problems { printError("error: \(problem)") }
+        for problem in result.problems { printError("\(problem.label("error")): \(problem)") }
         printOutput("coursepack: \(result.manifest.courseID): \(result.archivesChecked) archives checked, \(result.problems.count) problems")
         if !result.problems.isEmpty { throw ExitCode(ExitStatus.blocksFailed) }
     }
