@@ -76,8 +76,9 @@ fi
 if [ "${1:-}" = "--test" ]; then
   # selenium drives Chromium; pytest runs the browser tests.
   # The Open edX plugin's tests (Django, Celery, openedx-events); PyYAML reads the CI recipes.
+  # lxml: the differential test names blocks as the LMS import does (Tests/olx).
   for pair in "jsonschema jsonschema" "selenium selenium" "pytest pytest" "yaml PyYAML" "django Django" \
-      "celery celery" "openedx_events openedx-events" "pytest_django pytest-django" "redis redis"; do
+      "celery celery" "openedx_events openedx-events" "pytest_django pytest-django" "redis redis" "lxml lxml"; do
     module=${pair%% *}
     package=${pair#* }
     if ! python3 -c "import $module" 2>/dev/null; then

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CommandLineSupport
 import CourseExport
+import Diagnostics
 import Foundation
 
 struct Inspect: ParsableCommand {
@@ -10,9 +11,17 @@ struct Inspect: ParsableCommand {
     @Argument(help: "Course export: folder or .tar.gz.")
     var course: String
 
+    @Flag(help: "Print the block tree as JSON (usage ids, types, parents, children, warnings, errors).")
+    var json = false
+
     func run() throws {
         let (loaded, export) = try orExitBadInput { try CourseLoader.open(course) }
         defer { export.close() }
+        if json {
+            printOutput(CourseOutline(loaded).json())
+            if !loaded.issues.isEmpty { throw ExitCode(ExitStatus.blocksFailed) }
+            return
+        }
         printOutput("\(loaded.id)  \(loaded.displayName)  (language \(loaded.language))")
         let byID = Dictionary(loaded.blocks.map { ($0.usageID, $0) }, uniquingKeysWith: { first, _ in first })
         for block in loaded.blocks.dropFirst() {
@@ -24,8 +33,8 @@ struct Inspect: ParsableCommand {
         let leaves = loaded.blocks.filter { !$0.isContainer }
         let types = Dictionary(grouping: leaves, by: \.type).map { "\($0.value.count) \($0.key)" }.sorted()
         printOutput("\(leaves.count) leaf blocks: \(types.joined(separator: ", "))")
-        for warning in loaded.warnings { printError("warning: \(warning.file): \(warning.message)") }
-        for issue in loaded.issues { printError("error: \(issue.file): \(issue.message)") }
+        for warning in loaded.warnings { printError("\(DiagnosticID.label("warning", for: warning)): \(warning.file): \(warning.message)") }
+        for issue in loaded.issues { printError("\(DiagnosticID.label("error", for: issue)): \(issue.file): \(issue.message)") }
         if !loaded.issues.isEmpty { throw ExitCode(ExitStatus.blocksFailed) }
     }
 
