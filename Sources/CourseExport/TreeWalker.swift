@@ -89,6 +89,13 @@ struct TreeWalker {
         }
         var urlName = Self.normalizedURLName(writtenName)
         let declaredID = usageID(type, urlName)
+        // Named before its definition is read, as the LMS does: a name stays taken even when
+        // the block then fails to load.
+        if definedBy[declaredID] != nil {
+            guard let unique = renamedReuse(type: type, urlName: urlName, file: file, serialized: serialized) else { return nil }
+            urlName = unique
+        }
+        definedBy[usageID(type, urlName)] = file
 
         guard let resolved = resolve(element, type: type, urlName: writtenName, id: declaredID, source: source, file: file) else {
             return nil
@@ -101,10 +108,6 @@ struct TreeWalker {
                 issues.append(CourseIssue(.unusableURLName, usageID: declaredID, file: resolved.file, message: problem.description))
                 return nil
             }
-        }
-        if definedBy[declaredID] != nil {
-            guard let unique = renamedReuse(type: type, urlName: urlName, file: file, serialized: serialized) else { return nil }
-            urlName = unique
         }
         usedIn[usageID(type, urlName)] = file
         let inserted = visiting.insert(resolved.file).inserted

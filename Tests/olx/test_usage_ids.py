@@ -106,6 +106,8 @@ SNIPPETS = {
           <html url_name="shared">b</html>
           <html>twin</html>
           <vertical><html>twin</html></vertical>
+          <problem url_name="gone"/>
+          <problem url_name="gone">a later block of a name whose file is missing</problem>
         </vertical>""",
     "comments_whitespace_cdata_entities": """
         <vertical>
