@@ -30,7 +30,7 @@ test:
 	@scripts/ensure-deps.sh --test
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
-	python3 -m pytest -q Tests/browser Tests/ci
+	python3 -m pytest -q Tests/browser Tests/ci Tests/olx
 	cd integrations/openedx && python3 -m pytest -q tests
 
 # Re-embed Templates/ into the binary after editing them (a test fails while they differ).

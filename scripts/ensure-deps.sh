@@ -76,10 +76,11 @@ fi
 if [ "${1:-}" = "--test" ]; then
   # selenium drives Chromium; pytest runs the browser tests.
   # The Open edX plugin's tests (Django, Celery, openedx-events; for its LMS endpoints DRF,
-  # edx-drf-extensions and PyJWT); PyYAML reads the CI recipes.
+  # edx-drf-extensions and PyJWT); PyYAML reads the CI recipes; lxml: the differential test
+  # names blocks as the LMS import does (Tests/olx).
   for pair in "jsonschema jsonschema" "selenium selenium" "pytest pytest" "yaml PyYAML" "django Django" \
       "celery celery" "openedx_events openedx-events" "pytest_django pytest-django" "redis redis" \
-      "rest_framework djangorestframework" "edx_rest_framework_extensions edx-drf-extensions" "jwt PyJWT"; do
+      "rest_framework djangorestframework" "edx_rest_framework_extensions edx-drf-extensions" "jwt PyJWT" "lxml lxml"; do
     module=${pair%% *}
     package=${pair#* }
     if ! python3 -c "import $module" 2>/dev/null; then

@@ -1,3 +1,5 @@
+import Diagnostics
+
 /// Why a course, or one file of it, could not be read. Each case names the file.
 public enum CourseError: Error, Equatable, CustomStringConvertible {
     case notACourse(path: String, reason: String)
@@ -25,10 +27,33 @@ public enum CourseError: Error, Equatable, CustomStringConvertible {
     }
 }
 
+extension CourseError: Diagnosable {
+    public var diagnosticID: DiagnosticID {
+        switch self {
+        case .notACourse: return .notACourse
+        case .unreadable: return .unreadableFile
+        case .malformedXML: return .malformedXML
+        case .invalid: return .invalidCourse
+        case .unsafeArchive: return .unsafeArchive
+        }
+    }
+}
+
 /// A problem that affects one block, not the whole course: the block (when known) is left out
 /// and the problem reported.
-public struct CourseIssue: Sendable, Equatable {
+public struct CourseIssue: Sendable, Equatable, Diagnosable {
+    /// What kind of problem, for the operator: CP11x a block left out, CP12x a warning.
+    public let id: DiagnosticID
     public let usageID: String?
     public let file: String
     public let message: String
+
+    public init(_ id: DiagnosticID, usageID: String?, file: String, message: String) {
+        self.id = id
+        self.usageID = usageID
+        self.file = file
+        self.message = message
+    }
+
+    public var diagnosticID: DiagnosticID { id }
 }

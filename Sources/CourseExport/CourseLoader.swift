@@ -28,37 +28,33 @@ public enum CourseLoader {
         guard courseXML.name == "course" else {
             throw .notACourse(path: "course.xml", reason: "root element is <\(courseXML.name)>, expected <course>")
         }
-        var warnings: [CourseIssue] = []
-        func identifier(_ name: String, _ value: String) throws(CourseError) -> String {
-            guard value.unicodeScalars.allSatisfy({ $0.properties.isAlphabetic || $0.properties.numericType != nil || "._-~".unicodeScalars.contains($0) }) else {
-                throw .invalid(path: "course.xml", reason: "\(name)=\"\(value)\" contains characters not allowed in a course id")
-            }
-            return value
-        }
-        // The LMS's defaults for old exports: org "edx", the folder's name for the number, and
-        // for the run `url_name`, else `slug`, else the cleaned `name`.
-        func attribute(_ name: String, default fallback: String) throws(CourseError) -> String {
-            if let value = courseXML.attribute(name), !value.isEmpty { return try identifier(name, value) }
-            warnings.append(CourseIssue(usageID: nil, file: "course.xml", message: "the <course> element has no \(name) attribute; using \"\(fallback)\" as the LMS does"))
-            return try identifier(name, fallback)
-        }
-        let org = try attribute("org", default: "edx")
         let folder = folderName ?? directory.root.split(separator: "/").last.map(String.init) ?? "course"
-        let number = try attribute("course", default: TreeWalker.cleanedName(folder))
-        let runValue = [courseXML.attribute("url_name"), courseXML.attribute("slug"), courseXML.attribute("name").map(TreeWalker.cleanedName)]
-            .compactMap { $0 }.first { !$0.isEmpty }
-        guard let runValue else {
-            throw .notACourse(path: "course.xml", reason: "the <course> element has no url_name (nor slug or name) attribute")
-        }
-        let run = try identifier("url_name", runValue)
-
-        let policy = try Policy.load(directory, run: run)
-        var walker = TreeWalker(directory: directory, org: org, number: number, run: run, policy: policy)
-        for warning in warnings { walker.reportCourseWarning(warning) }
+        let identity = try CourseIdentity(courseXML, folder: folder)
+        let (policy, policyWarnings) = try Policy.load(directory, run: identity.run)
+        var walker = TreeWalker(directory: directory, org: identity.org, number: identity.number, run: identity.run, policy: policy)
+        for warning in identity.warnings + policyWarnings { walker.reportCourseWarning(warning) }
         walker.prefetched = TreeWalker.prefetch(directory, workers: workers)
-        // course.xml either points to course/RUN.xml or, in old exports, is the course itself.
+        try visitCourseRoot(courseXML, directory: directory, walker: &walker)
+
+        let (assets, assetWarnings) = try Policy.assets(directory)
+        let courseBlock = walker.blocks.first
+        let staticPaths = directory.files(under: "static").map { String($0.dropFirst("static/".count)) }
+            .filter { !StaticIndex.isAppleDouble($0) }
+        return Course(
+            org: identity.org, number: identity.number, run: identity.run,
+            displayName: courseBlock?.displayName ?? "\(identity.org) \(identity.number)",
+            language: courseBlock?.attributes["language"] ?? "en",
+            root: directory.root,
+            blocks: walker.blocks,
+            staticFiles: StaticIndex(paths: staticPaths, assetsJSON: assets),
+            issues: walker.issues,
+            warnings: walker.warnings + assetWarnings)
+    }
+
+    /// course.xml either points to course/RUN.xml or, in old exports, is the course itself.
+    private static func visitCourseRoot(_ courseXML: XMLElement, directory: ExportDirectory, walker: inout TreeWalker) throws(CourseError) {
         let isPointer = courseXML.childElements.isEmpty && courseXML.text.allSatisfy { $0.isWhitespace }
-        let runFile = "course/\(run).xml"
+        let runFile = "course/\(walker.run).xml"
         if !isPointer {
             walker.visitCourse(courseXML, pointer: courseXML, source: try directory.read("course.xml"), file: "course.xml")
         } else if directory.exists(runFile) {
@@ -67,24 +63,11 @@ public enum CourseLoader {
             walker.visitCourse(courseDefinition, pointer: courseXML, source: source, file: runFile)
         } else {
             // As the LMS import reports it: the course's own file is missing, so it has no content.
-            walker.reportCourseIssue(CourseIssue(
-                usageID: walker.usageID("course", run), file: runFile,
+            walker.reportCourseIssue(CourseIssue(.missingDefinition,
+                usageID: walker.usageID("course", walker.run), file: runFile,
                 message: "course.xml points to \(runFile), which is missing: the course has no content"))
             walker.visitCourse(courseXML, pointer: courseXML, source: try directory.read("course.xml"), file: "course.xml")
         }
-
-        let courseBlock = walker.blocks.first
-        let staticPaths = directory.files(under: "static").map { String($0.dropFirst("static/".count)) }
-            .filter { !StaticIndex.isAppleDouble($0) }
-        return Course(
-            org: org, number: number, run: run,
-            displayName: courseBlock?.displayName ?? "\(org) \(number)",
-            language: courseBlock?.attributes["language"] ?? "en",
-            root: directory.root,
-            blocks: walker.blocks,
-            staticFiles: StaticIndex(paths: staticPaths, assetsJSON: try Policy.assets(directory)),
-            issues: walker.issues,
-            warnings: walker.warnings)
     }
 
     /// `exports/my_course.tar.gz` → `my_course`.
@@ -114,31 +97,37 @@ public enum CourseLoader {
 struct Policy {
     var overrides: [String: [String: String]] = [:]
 
-    static func load(_ directory: ExportDirectory, run: String) throws(CourseError) -> Policy {
-        // Old exports keep it in policies/RUN.json.
-        guard let file = ["policies/\(run)/policy.json", "policies/\(run).json"].first(where: directory.exists) else {
-            return Policy()
+    /// As the LMS reads it: `policies/RUN/policy.json`, and when that gives nothing (missing,
+    /// empty or not valid JSON), the old `policies/RUN.json`. A file that is not a JSON object
+    /// is ignored with a warning, as the LMS logs one and carries on with an empty policy.
+    static func load(_ directory: ExportDirectory, run: String) throws(CourseError) -> (Policy, [CourseIssue]) {
+        var warnings: [CourseIssue] = []
+        for file in ["policies/\(run)/policy.json", "policies/\(run).json"] where directory.exists(file) {
+            let bytes = try directory.read(file)
+            guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] else {
+                warnings.append(CourseIssue(.ignoredPolicy, usageID: nil, file: file, message: "not a JSON object; its settings (display names, dates, grading) are ignored, as the LMS import ignores them"))
+                continue
+            }
+            guard !object.isEmpty else { continue }
+            var policy = Policy()
+            for (key, value) in object {
+                guard let settings = value as? [String: Any] else { continue }
+                policy.overrides[key] = settings.compactMapValues(Self.text)
+            }
+            return (policy, warnings)
         }
-        let bytes = try directory.read(file)
-        guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] else {
-            throw .invalid(path: file, reason: "not a JSON object")
-        }
-        var policy = Policy()
-        for (key, value) in object {
-            guard let settings = value as? [String: Any] else { continue }
-            policy.overrides[key] = settings.compactMapValues(Self.text)
-        }
-        return policy
+        return (Policy(), warnings)
     }
 
-    static func assets(_ directory: ExportDirectory) throws(CourseError) -> [String: AssetRecord] {
+    /// `policies/assets.json`; the LMS's import reads it as empty when it is not valid JSON.
+    static func assets(_ directory: ExportDirectory) throws(CourseError) -> ([String: AssetRecord], [CourseIssue]) {
         let file = "policies/assets.json"
-        guard directory.exists(file) else { return [:] }
+        guard directory.exists(file) else { return ([:], []) }
         let bytes = try directory.read(file)
         do {
-            return try JSONDecoder().decode([String: AssetRecord].self, from: Data(bytes))
+            return (try JSONDecoder().decode([String: AssetRecord].self, from: Data(bytes)), [])
         } catch {
-            throw .invalid(path: file, reason: "not a JSON object of asset records")
+            return ([:], [CourseIssue(.ignoredPolicy, usageID: nil, file: file, message: "not a JSON object of asset records; ignored (static files keep their own names and types), as the LMS import ignores it")])
         }
     }
 

@@ -70,56 +70,85 @@ struct TreeWalker {
     mutating func reportCourseIssue(_ issue: CourseIssue) { issues.append(issue) }
     mutating func reportCourseWarning(_ warning: CourseIssue) { warnings.append(warning) }
 
-    private mutating func visit(_ element: XMLElement, index: Int, source: [UInt8], file: String, context: Context) -> String? {
+    /// `serialized` gives the element as the LMS import hashes it, for a name it has to make up.
+    private mutating func visit(_ element: XMLElement, source: [UInt8], file: String, context: Context, serialized: () -> [UInt8]) -> String? {
         let type = element.name
         if Self.unpublishedTypes.contains(type) { return nil }
         let parent = context.parents.first ?? ""
         guard context.parents.count < Self.maximumDepth else {
-            issues.append(CourseIssue(usageID: nil, file: file, message: "blocks nested deeper than \(Self.maximumDepth) levels under \(parent)"))
+            issues.append(CourseIssue(.nestingTooDeep, usageID: nil, file: file, message: "blocks nested deeper than \(Self.maximumDepth) levels under \(parent)"))
             return nil
         }
         // The name as written finds the block's files; the name in NFC is its identity.
-        var writtenName: String
-        switch Self.declaredName(of: element) {
-        case .explicit(let attribute, let given):
-            if let problem = Self.problemWithURLName(given) {
-                issues.append(CourseIssue(usageID: nil, file: file, message: "<\(type) \(attribute)=\"\(given)\">: \(problem)"))
-                return nil
-            }
-            writtenName = given
-        case .derived(let name) where Self.problemWithURLName(name) == nil:
-            writtenName = name
-        case .derived, .none:
-            writtenName = Self.generatedURLName(parent: parent, type: type, index: index)
+        guard let writtenName = name(of: element, file: file, serialized: serialized) else { return nil }
+        // With no attribute and no content, the LMS reads the element as a pointer to a file
+        // named by its hash, which is never there, and shows an error in its place.
+        if element.attributes.isEmpty && element.childElements.isEmpty && element.text.allSatisfy(\.isWhitespace) {
+            warnings.append(CourseIssue(.missingDefinition, usageID: nil, file: file, message: "an empty <\(type)/> without attributes is left out: the LMS import reads it as a pointer to \(type)/\(writtenName).xml, which is missing, and shows an error there"))
+            return nil
         }
         var urlName = Self.normalizedURLName(writtenName)
         let declaredID = usageID(type, urlName)
+        // Named before its definition is read, as the LMS does: a name stays taken even when
+        // the block then fails to load.
+        if definedBy[declaredID] != nil {
+            guard let unique = renamedReuse(type: type, urlName: urlName, file: file, serialized: serialized) else { return nil }
+            urlName = unique
+        }
+        definedBy[usageID(type, urlName)] = file
 
         guard let resolved = resolve(element, type: type, urlName: writtenName, id: declaredID, source: source, file: file) else {
             return nil
         }
-
         var htmlFile: String?
         if type == "html", let filename = resolved.attributes["filename"], !filename.isEmpty {
             switch Self.htmlFile(filename: filename, urlName: writtenName, exists: { self.exists($0) }) {
             case .success(let found): htmlFile = found
             case .failure(let problem):
-                issues.append(CourseIssue(usageID: declaredID, file: resolved.file, message: problem.description))
+                issues.append(CourseIssue(.unusableURLName, usageID: declaredID, file: resolved.file, message: problem.description))
                 return nil
             }
-        }
-
-        if let first = definedBy[declaredID] {
-            let unique = uniqueName(type: type, urlName: urlName, element: element, source: source, parent: parent)
-            warnings.append(CourseIssue(
-                usageID: usageID(type, unique), file: file,
-                message: "url_name \"\(urlName)\" of <\(type)> is used again (first in \(usedIn[declaredID] ?? first)); the LMS import warns and renames the later one, so this one is published as \"\(unique)\""))
-            urlName = unique
         }
         usedIn[usageID(type, urlName)] = file
         let inserted = visiting.insert(resolved.file).inserted
         defer { if inserted { visiting.remove(resolved.file) } }
         return add(type: type, urlName: urlName, resolved: resolved, context: context, htmlFile: htmlFile)
+    }
+
+    /// The name the LMS gives the element (before making it unique); nil, with an issue, when
+    /// a `url_name` cannot name a file inside the export.
+    private mutating func name(of element: XMLElement, file: String, serialized: () -> [UInt8]) -> String? {
+        switch BlockNaming.declaredName(of: element) {
+        case .explicit(let attribute, let given):
+            if let problem = Self.problemWithURLName(given) {
+                issues.append(CourseIssue(.unusableURLName, usageID: nil, file: file, message: "<\(element.name) \(attribute)=\"\(given)\">: \(problem)"))
+                return nil
+            }
+            return given
+        case .derived(let name) where Self.problemWithURLName(name) == nil:
+            return name
+        case .derived, .none:
+            return BlockNaming.fallbackName(tag: element.name, taken: nil, serialized: serialized())
+        }
+    }
+
+    /// A later use of a taken name, as the LMS import treats it: a block that keeps learner
+    /// state gets a new name from its content; any other keeps the name, and the LMS keeps
+    /// one block of that id, so this one is left out (nil).
+    private mutating func renamedReuse(type: String, urlName: String, file: String, serialized: () -> [UInt8]) -> String? {
+        let first = usedIn[usageID(type, urlName)] ?? definedBy[usageID(type, urlName)] ?? "?"
+        let renamed = BlockNaming.renamedWhenReused.contains(type)
+            ? BlockNaming.fallbackName(tag: type, taken: urlName, serialized: serialized()) : urlName
+        guard definedBy[usageID(type, renamed)] == nil else {
+            warnings.append(CourseIssue(.reusedURLName,
+                usageID: usageID(type, renamed), file: file,
+                message: "url_name \"\(renamed)\" of <\(type)> is used again (first in \(first)); the LMS import keeps one block of that id, so this use is left out"))
+            return nil
+        }
+        warnings.append(CourseIssue(.reusedURLName,
+            usageID: usageID(type, renamed), file: file,
+            message: "url_name \"\(urlName)\" of <\(type)> is used again (first in \(first)); the LMS import warns and renames the later one, so this one is published as \"\(renamed)\""))
+        return renamed
     }
 
     /// The element's definition: the file a pointer or a `filename` names, or the element itself.
@@ -128,7 +157,7 @@ struct TreeWalker {
         // (`<problem filename="p1"/>` is `problem/p1.xml`); html's `filename` is its HTML file.
         if type != "html", let filename = element.attribute("filename"), !filename.isEmpty {
             guard Self.isPathInsideFolder(filename) else {
-                issues.append(CourseIssue(usageID: id, file: file, message: "<\(type) filename=\"\(filename)\">: not a plain file name inside \(type)/"))
+                issues.append(CourseIssue(.unusableURLName, usageID: id, file: file, message: "<\(type) filename=\"\(filename)\">: not a plain file name inside \(type)/"))
                 return nil
             }
             let name = "\(filename.hasSuffix(".xml") ? String(filename.dropLast(4)) : filename).xml"
@@ -136,11 +165,11 @@ struct TreeWalker {
             // Fall 2012 courses kept problems in problems/ or at the top; the LMS still looks there.
             let candidates = [primary] + (type == "problem" ? ["problems/\(name)", name] : [])
             guard let definitionFile = candidates.first(where: exists) else {
-                issues.append(CourseIssue(usageID: id, file: file, message: "<\(type) filename=\"\(filename)\"/> points to \(primary), which is missing"))
+                issues.append(CourseIssue(.missingDefinition, usageID: id, file: file, message: "<\(type) filename=\"\(filename)\"/> points to \(primary), which is missing"))
                 return nil
             }
             guard !visiting.contains(definitionFile) else {
-                issues.append(CourseIssue(usageID: id, file: definitionFile, message: "definition cycle: \(definitionFile) includes itself"))
+                issues.append(CourseIssue(.nestingTooDeep, usageID: id, file: definitionFile, message: "definition cycle: \(definitionFile) includes itself"))
                 return nil
             }
             return load(definitionFile, pointer: element, id: id)
@@ -152,13 +181,13 @@ struct TreeWalker {
         let pointerFile = "\(type)/\(urlName.split(separator: ":", omittingEmptySubsequences: false).joined(separator: "/")).xml"
         if isPointer && exists(pointerFile) {
             guard !visiting.contains(pointerFile) else {
-                issues.append(CourseIssue(usageID: id, file: pointerFile, message: "pointer cycle: \(pointerFile) includes itself"))
+                issues.append(CourseIssue(.nestingTooDeep, usageID: id, file: pointerFile, message: "pointer cycle: \(pointerFile) includes itself"))
                 return nil
             }
             return load(pointerFile, pointer: element, id: id)
         }
         if isPointer && element.attributes.count == 1 {
-            issues.append(CourseIssue(usageID: id, file: file, message: "<\(type) url_name=\"\(urlName)\"/> points to \(pointerFile), which is missing"))
+            issues.append(CourseIssue(.missingDefinition, usageID: id, file: file, message: "<\(type) url_name=\"\(urlName)\"/> points to \(pointerFile), which is missing"))
             return nil
         }
         return Resolved(definition: element, source: source, file: file, attributes: merge(element.attributes, []))
@@ -171,13 +200,13 @@ struct TreeWalker {
         switch prefetched[Array(definitionFile.utf8)] {
         case .success(let value)?: loaded = value
         case .failure(let error)?:
-            issues.append(CourseIssue(usageID: id, file: definitionFile, message: "\(error)"))
+            issues.append(CourseIssue(.unreadableDefinition, usageID: id, file: definitionFile, message: "\(error)"))
             return nil
         case nil:
             do {
                 loaded = try Self.readAndParse(directory, definitionFile)
             } catch {
-                issues.append(CourseIssue(usageID: id, file: definitionFile, message: "\(error)"))
+                issues.append(CourseIssue(.unreadableDefinition, usageID: id, file: definitionFile, message: "\(error)"))
                 return nil
             }
         }
@@ -202,56 +231,76 @@ struct TreeWalker {
             if let parsed = Self.groupAccess(text) {
                 own = parsed
             } else {
-                warnings.append(CourseIssue(usageID: id, file: resolved.file, message: "group_access \"\(text)\" is not a JSON object of user partition ids to group id lists; ignored, so every learner sees the block"))
+                warnings.append(CourseIssue(.unreadableGroups, usageID: id, file: resolved.file, message: "group_access \"\(text)\" is not a JSON object of user partition ids to group id lists; ignored, so every learner sees the block"))
             }
         }
-        let groupAccess = Self.merged(context.groupAccess, own)
         let position = blocks.count
         blocks.append(Block(
             type: type, urlName: urlName, usageID: id, displayName: attributes["display_name"],
             attributes: attributes, definition: resolved.definition, definitionSource: resolved.source,
             file: resolved.file, parents: context.parents, children: [],
-            groupAccess: groupAccess, splitTestGroup: context.splitTestGroup, htmlFile: htmlFile))
+            groupAccess: Self.merged(context.groupAccess, own), splitTestGroup: context.splitTestGroup, htmlFile: htmlFile))
         guard Block.containerTypes.contains(type) else { return id }
+        blocks[position].children = visitChildren(of: blocks[position], resolved: resolved, context: context)
+        return id
+    }
 
-        let settings = Self.settingElements[type] ?? []
-        let split = type == "split_test" ? splitTestGroups(attributes, id: id, file: resolved.file) : nil
+    /// The container's children in order, named as the LMS names them: a child without a
+    /// name is named from its serialisation, made only when one is needed.
+    private mutating func visitChildren(of block: Block, resolved: Resolved, context: Context) -> [String] {
+        let settings = Self.settingElements[block.type] ?? []
+        let split = block.type == "split_test" ? splitTestGroups(block.attributes, id: block.usageID, file: resolved.file) : nil
+        let output = BlockNaming.serializationOutput(ofChildrenOf: block.type)
+        var serializations: [[UInt8]]?
         var children: [String] = []
         for (index, child) in resolved.definition.childElements.enumerated() where !settings.contains(child.name) {
-            var inner = Context(parents: [id] + context.parents, groupAccess: groupAccess, splitTestGroup: context.splitTestGroup)
-            // Every group of a split test is content: each child carries the group that sees it.
-            if let split {
-                let groups = Self.declaredName(of: child).map { split.groups["\(child.name)/\($0.value)"] ?? [] } ?? []
-                inner.splitTestGroup = SplitTestGroup(splitTest: id, userPartitionID: split.partition, groupID: groups.first)
-                inner.groupAccess[split.partition] = (inner.groupAccess[split.partition] ?? groups).filter(groups.contains)
-                if groups.isEmpty {
-                    let named = Self.declaredName(of: child).map { " \"\($0.value)\"" } ?? " (child \(index + 1))"
-                    warnings.append(CourseIssue(usageID: id, file: resolved.file, message: "<\(child.name)>\(named) of the split_test is in no group of its group_id_to_child, so the LMS shows it to no learner; it is published with an empty group list"))
+            let serialized = { () -> [UInt8] in
+                if serializations == nil {
+                    serializations = LXMLSerializer.childElements(of: resolved.definition, in: resolved.source, output: output)
                 }
+                return serializations.map { index < $0.count ? $0[index] : [] } ?? []
             }
-            if let childID = visit(child, index: index, source: resolved.source, file: resolved.file, context: inner) {
+            var inner = Context(parents: [block.usageID] + context.parents, groupAccess: block.groupAccess, splitTestGroup: context.splitTestGroup)
+            if let split {
+                let name = BlockNaming.declaredName(of: child)?.value ?? BlockNaming.fallbackName(tag: child.name, taken: nil, serialized: serialized())
+                inner = splitTestContext(inner, split: split, child: child.name, name: name, splitTest: block.usageID, file: resolved.file)
+            }
+            if let childID = visit(child, source: resolved.source, file: resolved.file, context: inner, serialized: serialized) {
                 children.append(childID)
             }
         }
-        blocks[position].children = children
-        return id
+        return children
+    }
+
+    /// Every group of a split test is content: each child carries the group that sees it.
+    private mutating func splitTestContext(
+        _ context: Context, split: (partition: Int, groups: [String: [Int]]), child type: String, name: String, splitTest: String, file: String
+    ) -> Context {
+        var inner = context
+        let groups = split.groups["\(type)/\(name)"] ?? []
+        inner.splitTestGroup = SplitTestGroup(splitTest: splitTest, userPartitionID: split.partition, groupID: groups.first)
+        inner.groupAccess[split.partition] = (inner.groupAccess[split.partition] ?? groups).filter(groups.contains)
+        if groups.isEmpty {
+            warnings.append(CourseIssue(.unreadableGroups, usageID: splitTest, file: file, message: "<\(type)> \"\(name)\" of the split_test is in no group of its group_id_to_child, so the LMS shows it to no learner; it is published with an empty group list"))
+        }
+        return inner
     }
 
     /// A split test's user partition and, per child (`"TYPE/URL_NAME"`), the groups shown it;
     /// nil (every child shown to every learner, with a warning) when the partition is unreadable.
     private mutating func splitTestGroups(_ attributes: [String: String], id: String, file: String) -> (partition: Int, groups: [String: [Int]])? {
         guard let partitionText = attributes["user_partition_id"], let partition = Int(partitionText.trimmingCharacters(in: .whitespaces)) else {
-            warnings.append(CourseIssue(usageID: id, file: file, message: "split_test has no readable user_partition_id; its groups are published for every learner"))
+            warnings.append(CourseIssue(.unreadableGroups, usageID: id, file: file, message: "split_test has no readable user_partition_id; its groups are published for every learner"))
             return nil
         }
         var groups: [String: [Int]] = [:]
         let mapping = attributes["group_id_to_child"].flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         if mapping == nil {
-            warnings.append(CourseIssue(usageID: id, file: file, message: "split_test has no readable group_id_to_child (a JSON object of group id to child location)"))
+            warnings.append(CourseIssue(.unreadableGroups, usageID: id, file: file, message: "split_test has no readable group_id_to_child (a JSON object of group id to child location)"))
         }
         for (key, value) in mapping ?? [:] {
             guard let group = Int(key), let location = value as? String, let child = Self.typeAndName(ofLocation: location) else {
-                warnings.append(CourseIssue(usageID: id, file: file, message: "split_test group_id_to_child entry \"\(key)\" is not a group id and a child location; ignored"))
+                warnings.append(CourseIssue(.unreadableGroups, usageID: id, file: file, message: "split_test group_id_to_child entry \"\(key)\" is not a group id and a child location; ignored"))
                 continue
             }
             groups[child, default: []].append(group)
@@ -308,35 +357,6 @@ struct TreeWalker {
         return result
     }
 
-    /// A stable name for a later block that reuses a url_name: the LMS's form
-    /// (`TYPE_NAME_HASH`), hashed over the enclosing block and the element's own source, so
-    /// the same course gives the same name on every build; a counter parts identical twins.
-    private func uniqueName(type: String, urlName: String, element: XMLElement, source: [UInt8], parent: String) -> String {
-        let end = min(max(element.contentRange.upperBound, element.offset), source.count)
-        let start = min(element.offset, end)
-        let base = "\(type)_\(urlName)_\(Self.hash(Array(parent.utf8) + [0] + Array(source[start..<end])))"
-        var candidate = base
-        var counter = 2
-        while definedBy[usageID(type, candidate)] != nil {
-            candidate = "\(base)_\(counter)"
-            counter += 1
-        }
-        return candidate
-    }
-
-    enum DeclaredName {
-        /// `url_name` or `slug`, used as written.
-        case explicit(attribute: String, String)
-        /// `name` or `display_name`, cleaned as the LMS cleans it into a url_name.
-        case derived(String)
-
-        var value: String {
-            switch self {
-            case .explicit(_, let value), .derived(let value): return value
-            }
-        }
-    }
-
     /// A url_name as it names its block everywhere (usage id, archive, manifest): in Unicode
     /// NFC, so that two spellings of one name (NFC and NFD, as macOS keyboards type accents)
     /// are one name, compared byte for byte, and a second use is reported as a duplicate
@@ -344,34 +364,6 @@ struct TreeWalker {
     /// byte-wise hashing in another.
     static func normalizedURLName(_ name: String) -> String {
         name.utf8.allSatisfy({ $0 < 0x80 }) ? name : name.precomposedStringWithCanonicalMapping
-    }
-
-    /// The LMS's order: `url_name`, `slug`, then `name` and `display_name` made id-safe; the
-    /// first attribute present decides, and an empty one means no name.
-    static func declaredName(of element: XMLElement) -> DeclaredName? {
-        for attribute in ["url_name", "slug"] {
-            if let value = element.attribute(attribute) { return value.isEmpty ? nil : .explicit(attribute: attribute, value) }
-        }
-        for attribute in ["name", "display_name"] {
-            if let value = element.attribute(attribute) {
-                let cleaned = cleanedName(value)
-                return cleaned.isEmpty ? nil : .derived(cleaned)
-            }
-        }
-        return nil
-    }
-
-    /// opaque-keys' `BlockUsageLocator.clean`: every character but word characters, `.`, `%`
-    /// and `-` becomes `_`, and runs of `_` become one.
-    static func cleanedName(_ name: String) -> String {
-        var out = ""
-        for scalar in name.unicodeScalars {
-            let keep = scalar.properties.isAlphabetic || scalar.properties.numericType != nil || ".%-_".unicodeScalars.contains(scalar)
-            let next: Character = keep ? Character(scalar) : "_"
-            if next == "_" && out.last == "_" { continue }
-            out.append(next)
-        }
-        return out
     }
 
     /// Where the LMS finds an html block's `filename`: `FILENAME.html` in the folder of the
@@ -442,27 +434,5 @@ struct TreeWalker {
             return "url_name contains an empty, . or .. path component"
         }
         return nil
-    }
-
-    /// Stable id for an inline block without any name: the same position in the same parent
-    /// always gives the same id, so rebuilds stay incremental.
-    static func generatedURLName(parent: String, type: String, index: Int) -> String {
-        hash(Array("\(parent)|\(type)|\(index)".utf8))
-    }
-
-    /// 64-bit FNV-1a as 16 hex digits: stable across platforms and releases, unlike `Hasher`.
-    static func hash(_ bytes: [UInt8]) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in bytes {
-            hash ^= UInt64(byte)
-            hash &*= 0x0000_0100_0000_01b3
-        }
-        return String(hash, radix: 16).leftPadded(to: 16)
-    }
-}
-
-extension String {
-    func leftPadded(to length: Int) -> String {
-        count >= length ? self : String(repeating: "0", count: length - count) + self
     }
 }

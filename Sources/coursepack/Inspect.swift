@@ -10,9 +10,17 @@ struct Inspect: ParsableCommand {
 
     @OptionGroup var source: CourseSource
 
+    @Flag(help: "Print the block tree as JSON (usage ids, types, parents, children, warnings, errors).")
+    var json = false
+
     func run() throws {
         let (loaded, export) = try orExitBadInput { try CourseLoader.open(source.course) }
         defer { export.close() }
+        if json {
+            printOutput(CourseOutline(loaded).json())
+            if !loaded.issues.isEmpty { throw ExitCode(ExitStatus.blocksFailed) }
+            return
+        }
         printOutput("\(loaded.id)  \(loaded.displayName)  (language \(loaded.language))")
         let byID = Dictionary(loaded.blocks.map { ($0.usageID, $0) }, uniquingKeysWith: { first, _ in first })
         for block in loaded.blocks.dropFirst() {
