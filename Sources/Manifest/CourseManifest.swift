@@ -126,6 +126,24 @@ public struct BlockEntry: Codable, Sendable, Equatable {
 
     public var isOffline: Bool { archive != nil && offline != false }
 
+    /// Names another path for the archive (a staged copy), keeping `offline_download.file_url`
+    /// pointing at it: relative, or under the same public base.
+    public mutating func moveArchive(to path: String) {
+        if let old = archive, let url = offlineDownload?.fileURL, url.hasSuffix(old) {
+            offlineDownload?.fileURL = String(url.dropLast(old.count)) + path
+        } else {
+            offlineDownload?.fileURL = path
+        }
+        archive = path
+    }
+
+    /// `offline_download.file_url` as `base` + the archive's path: absolute for the official
+    /// apps, which download it as it is; relative to the manifest when `base` is empty.
+    public mutating func downloadURL(base: String) {
+        guard let archive else { return }
+        offlineDownload?.fileURL = base + archive
+    }
+
     enum CodingKeys: String, CodingKey {
         case usageID = "usage_id"
         case type

@@ -1,5 +1,6 @@
 import BlockRenderer
 import FileSystem
+import Foundation
 
 /// Everything a build needs besides the course, built once by the caller and passed down. The
 /// values a build cannot work with are refused here, so a library caller gets the checks the
@@ -14,6 +15,10 @@ public struct BuildOptions: Sendable {
     public var templates: PageTemplates
     /// Base of absolute LMS links for course paths that cannot be bundled (`https://lms.example.com`).
     public var lmsURL: String?
+    /// Where the output folder is served (`https://cdn.example.org/courses/<course folder>/`,
+    /// ending in `/`): `offline_download.file_url` is this plus the archive's path, absolute as
+    /// the official apps expect. Nil: relative to the manifest.
+    public private(set) var publicURL: String?
     public var generator: String
     /// How long to wait for another build holding the output folder's lock.
     public private(set) var lockTimeout: Double
@@ -34,7 +39,7 @@ public struct BuildOptions: Sendable {
         outputFolder: String, publishedAt: String, jobs: Int, compressionLevel: Int32 = 6,
         templates: PageTemplates = .defaults(), lmsURL: String? = nil,
         generator: String = "coursepack \(Version.current)", lockTimeout: Double = 0, stateFolder: String? = nil,
-        runtimeSource: String = BuildOptions.defaultRuntimeSource
+        runtimeSource: String = BuildOptions.defaultRuntimeSource, publicURL: String? = nil
     ) throws(BuildError) {
         guard jobs >= 1 else { throw .invalidOption("jobs must be at least 1, not \(jobs)") }
         guard (1...9).contains(compressionLevel) else {
@@ -54,6 +59,18 @@ public struct BuildOptions: Sendable {
         self.lockTimeout = lockTimeout
         self.runtimeSource = runtimeSource
         self.stateFolder = stateFolder ?? Self.defaultStateFolder(forOutput: outputFolder)
+        self.publicURL = try publicURL.map(Self.publicBase)
+    }
+
+    /// An absolute http(s) URL with a host, no query, fragment or credentials, ending in `/`.
+    static func publicBase(_ text: String) throws(BuildError) -> String {
+        guard let url = URLComponents(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
+            let host = url.host, !host.isEmpty, url.query == nil, url.fragment == nil, url.user == nil, url.password == nil,
+            !text.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7f })
+        else {
+            throw .invalidOption("the public URL must be an absolute http(s) URL of the folder, without query, fragment or credentials, not \"\(text)\"")
+        }
+        return text.hasSuffix("/") ? text : text + "/"
     }
 
     /// `DIR.coursepack-state`, beside the output folder: on the same file system (its files

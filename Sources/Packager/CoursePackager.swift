@@ -139,6 +139,7 @@ public struct CoursePackager: Sendable {
         collected: inout CollectedOutcomes, report: inout BuildReport
     ) throws(BuildError) -> (CourseManifest, SearchIndexStep) {
         var manifest = CourseManifest(courseID: course.id, publishedAt: options.publishedAt.text, generator: options.generator, blocks: collected.entries)
+        for index in manifest.blocks.indices { manifest.blocks[index].downloadURL(base: options.publicURL ?? "") }
         manifest.outline = course.blocks.filter(\.isContainer).map {
             OutlineEntry(usageID: $0.usageID, type: $0.type, displayName: $0.displayName, children: $0.children)
         }
@@ -176,7 +177,7 @@ public struct CoursePackager: Sendable {
     private func inputSettings(renderer: BlockRenderer) -> [String] {
         [
             Version.current, renderer.fingerprint + "/" + SearchIndexStep.fingerprint + "/" + PageRuntime.stamp(of: options.runtimeSource),
-            options.lmsURL ?? "-", "\(options.compressionLevel)", options.generator, BlockNote.format,
+            options.lmsURL ?? "-", "\(options.compressionLevel)", options.generator, BlockNote.format, options.publicURL ?? "-",
         ]
     }
 

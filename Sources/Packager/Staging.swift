@@ -37,8 +37,7 @@ enum Staging {
 
     static func pointing(_ entry: BlockEntry, at path: String) -> BlockEntry {
         var copy = entry
-        copy.archive = path
-        copy.offlineDownload?.fileURL = path
+        copy.moveArchive(to: path)
         return copy
     }
 

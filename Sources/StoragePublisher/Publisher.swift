@@ -392,8 +392,7 @@ public struct Publisher: Sendable {
         var copy = manifest
         for index in copy.blocks.indices {
             guard let archive = copy.blocks[index].archive, let path = staged[archive] else { continue }
-            copy.blocks[index].archive = path
-            copy.blocks[index].offlineDownload?.fileURL = path
+            copy.blocks[index].moveArchive(to: path)
         }
         if let archive = copy.runtime?.archive, let path = staged[archive] { copy.runtime?.archive = path }
         if let archive = copy.search?.archive, let path = staged[archive] { copy.search?.archive = path }

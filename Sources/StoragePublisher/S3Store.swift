@@ -191,13 +191,22 @@ public struct S3Store: ObjectStore {
         [("content-type", metadata.contentType), ("cache-control", metadata.cacheControl), ("x-amz-meta-sha256", metadata.sha256)]
     }
 
+    /// An endpoint given by IP address (or `localhost`) has no DNS under which `bucket.host`
+    /// could resolve: the bucket goes in the path, as the AWS CLI does on its own there.
+    public static func cannotNameABucket(_ host: String?) -> Bool {
+        guard let host = host?.lowercased() else { return false }
+        if host == "localhost" || host.contains(":") { return true }  // IPv6 literals hold colons
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts.allSatisfy { UInt8($0) != nil }
+    }
+
     /// Host and path of `key` (nil: the bucket itself) in this store's addressing style.
     func address(of key: String?) -> (scheme: String, host: String, path: String) {
         let objectKey = key.map { configuration.prefix.isEmpty ? $0 : configuration.prefix + "/" + $0 }
         let scheme = configuration.endpoint?.scheme ?? "https"
         var host = configuration.endpoint?.host ?? (configuration.region == "us-east-1" ? "s3.amazonaws.com" : "s3.\(configuration.region).amazonaws.com")
         if let port = configuration.endpoint?.port { host += ":\(port)" }
-        if configuration.pathStyle {
+        if configuration.pathStyle || Self.cannotNameABucket(configuration.endpoint?.host) {
             return (scheme, host, "/\(configuration.bucket)/" + (objectKey ?? ""))
         }
         return (scheme, "\(configuration.bucket).\(host)", "/" + (objectKey ?? ""))

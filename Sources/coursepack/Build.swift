@@ -28,6 +28,9 @@ struct Build: ParsableCommand {
     @Option(name: .customLong("lms-url"), help: "LMS base URL for course links that cannot work offline.")
     var lmsURL: String?
 
+    @Option(name: .customLong("public-url"), help: "URL where DIR is served (https://cdn.example.org/courses/<course folder>/): offline_download.file_url becomes absolute, as the official Open edX apps expect.")
+    var publicURL: String?
+
     @Option(name: .customLong("lock-timeout"), help: "Seconds to wait for another build of the same DIR.")
     var lockTimeout: Double = 30
 
@@ -59,7 +62,7 @@ struct Build: ParsableCommand {
         try BuildOptions(
             outputFolder: out, publishedAt: publishedAt ?? PublishTime.now().text,
             jobs: jobs, compressionLevel: level, templates: templates, lmsURL: lmsURL, lockTimeout: lockTimeout,
-            stateFolder: stateDir, runtimeSource: runtimeFrom)
+            stateFolder: stateDir, runtimeSource: runtimeFrom, publicURL: publicURL)
     }
 
     func run() throws {

@@ -115,6 +115,31 @@ struct PublishToS3Tests {
         #expect(check?.status != 0, "port \(moto.port) still accepts connections after moto_server was stopped")
     }
 
+    /// An endpoint given by IP address, or `localhost`, cannot carry the bucket in its host name:
+    /// the publish puts it in the path on its own, as the AWS CLI does, without `--path-style`.
+    @Test(arguments: ["127.0.0.1"])  // localhost and IPv6: the unit test below
+    func anEndpointByAddressNeedsNoPathStyleFlag(host: String) async throws {
+        let moto = try MotoServer(checkingSignatures: true)
+        defer { Self.stop(moto) }
+        let (_, out) = try Self.builtCourse("publish-by-address")
+        let endpoint = "http://\(host):\(moto.port)"
+        let published = try Self.coursepack(
+            ["publish", out, "--to", "s3://\(moto.bucket)/c101", "--endpoint-url", endpoint], environment: Self.credentials(moto))
+        #expect(published.status == 0, "\(published.stderr)")
+        #expect(moto.writes().contains("PUT /\(moto.bucket)/c101/\(Self.courseFolder)/manifest.json"), "\(moto.writes())")
+        #expect(try await Self.remoteProblems(Self.store(moto)).isEmpty)
+    }
+
+    @Test func onlyAnAddressOrLocalhostPutsTheBucketInThePath() {
+        for host in ["127.0.0.1", "10.0.0.7", "::1", "fe80::1", "LOCALHOST"] {
+            #expect(S3Store.cannotNameABucket(host), "\(host)")
+        }
+        for host in ["s3.amazonaws.com", "minio.example.org", "1.2.3", "1.2.3.4.example.org", "300.1.1.1x"] {
+            #expect(!S3Store.cannotNameABucket(host), "\(host)")
+        }
+        #expect(!S3Store.cannotNameABucket(nil))
+    }
+
     @Test func firstPublishUploadsEverythingAndOneEditUploadsOneArchiveThenTheManifest() async throws {
         let moto = try MotoServer(checkingSignatures: true)
         defer { Self.stop(moto) }

@@ -14,6 +14,9 @@ DEFAULTS = {
     "PATH_STYLE": True,
     "AWS_PROFILE": None,
     "LMS_URL": None,
+    # Where PUBLISH_TARGET is served to devices (https://cdn.example.org/courses): each course's
+    # folder under it gets absolute offline_download.file_url values, as the official apps need.
+    "PUBLIC_URL": None,
     # A publish fires a burst of events; the build waits this long after the first one.
     "DEBOUNCE_SECONDS": 60,
     "BUILD_TIMEOUT_SECONDS": 1800,

@@ -66,6 +66,19 @@ def course_folder(course_id):
     return f"{readable}-{hashlib.sha256(course_id.encode()).hexdigest()[:8]}"
 
 
+def target_folder(course_id):
+    """The course's folder of the publish target, named as `coursepack publish` names it
+    (docs/publishing.md): each UTF-8 byte outside A-Z a-z 0-9 - and a non-leading . as _XX, then -
+    and 8 hex digits of the id's SHA-256 (the whole digest after the first 100 characters of an
+    escaped id longer than 150)."""
+    def kept(index, byte):
+        char = chr(byte)
+        return char.isascii() and (char.isalnum() or char == "-" or (char == "." and index > 0))
+    escaped = "".join(chr(b) if kept(i, b) else f"_{b:02X}" for i, b in enumerate(course_id.encode()))
+    digest = hashlib.sha256(course_id.encode()).hexdigest()
+    return escaped[:100] + "-" + digest if len(escaped) > 150 else escaped + "-" + digest[:8]
+
+
 def run(arguments, timeout):
     """Runs coursepack in its own process group, so that a timeout kills it and everything it
     started: subprocess.run would kill only the first process, and then wait for the pipes that
@@ -143,6 +156,9 @@ def build(course_id, course_path, published, report_path):
     arguments = [setting("BINARY"), "build", course_path, "--out", published, "--report", report_path, "--quiet"]
     if setting("LMS_URL"):
         arguments += ["--lms-url", setting("LMS_URL")]
+    if setting("PUBLIC_URL"):
+        # The course's own folder of the target, where publish puts its manifest.
+        arguments += ["--public-url", setting("PUBLIC_URL").rstrip("/") + "/" + target_folder(course_id) + "/"]
     built = run(arguments, setting("BUILD_TIMEOUT_SECONDS"))
     if built.returncode not in (0, 1):
         raise CannotBuild(f"coursepack build exited {built.returncode}: {built.stderr.strip()[-2000:]}")
