@@ -14,6 +14,10 @@ struct LMSCourse: Sendable {
     /// course files it uses in its own `static/`, so any copy is the course's file. Both the
     /// path (`images/logo.png`) and the asset key's flattened form (`images_logo.png`) name it.
     let statics: [String: String]
+    /// Installed block folders whose page declares it needs the LMS's page (`lms:` in
+    /// requires_network): their scripts read the course id from the URL, so serve opens them
+    /// in the LMS's shape.
+    let lmsShaped: Set<String>
 
     init(id: String, folder: String, root: String, manifest: CourseManifest) {
         self.id = id
@@ -21,10 +25,12 @@ struct LMSCourse: Sendable {
         self.manifest = manifest
         var pages: [String: String] = [:]
         var statics: [String: String] = [:]
+        var lmsShaped: Set<String> = []
         for block in manifest.blocks where block.isOffline {
             guard let archive = block.archive, let installed = ArchivePath.installFolder(of: archive) else { continue }
             guard FileManager.default.fileExists(atPath: root + folder + "/" + installed + "/index.html") else { continue }
             pages[block.usageID] = installed
+            if (block.requiresNetwork ?? []).contains(where: { $0.hasPrefix("lms:") }) { lmsShaped.insert(installed) }
             let files = FileManager.default.enumerator(atPath: root + folder + "/" + installed + "/static")?.allObjects as? [String] ?? []
             for file in files.sorted() {
                 let served = folder + "/" + installed + "/static/" + file
@@ -35,6 +41,7 @@ struct LMSCourse: Sendable {
         }
         self.pages = pages
         self.statics = statics
+        self.lmsShaped = lmsShaped
     }
 
     /// The installed page that stands for a block: its own, else the first one found depth

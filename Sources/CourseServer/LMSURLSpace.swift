@@ -42,7 +42,20 @@ final class LMSURLSpace: Sendable {
             let candidates = courses().filter { $0.keyParts.prefix(2).elementsEqual([parts[1], parts[2]]) }
             return asset(parts.dropFirst(4).joined(separator: "/"), in: candidates, referer: referer)
         }
-        return .unchanged
+        return lmsShapedPage(parts)
+    }
+
+    /// A page that needs the LMS's URL, asked for by its plain path (`/<course folder>/<type>/
+    /// <url_name>/` or its index.html): redirected to the same page under `/courses/<id>/`.
+    /// Every other plain path stays as it is.
+    func lmsShapedPage(_ parts: [String]) -> Route {
+        guard parts.count >= 3, ["", "index.html"].contains(parts[parts.count - 1]) else { return .unchanged }
+        let folder = parts.count == 4 ? "/" + parts[0] : ""
+        let block = parts.suffix(3).prefix(2).joined(separator: "/")
+        guard parts.count <= 4, let course = courses().first(where: { $0.folder == folder && $0.lmsShaped.contains(block) }) else {
+            return .unchanged
+        }
+        return .redirect("/courses/" + course.id + "/" + block + "/index.html")
     }
 
     /// `rest`: what follows `/courses/<course id>/`.

@@ -515,6 +515,17 @@ def test_an_lms_shaped_course_script_finds_its_config_and_pages_under_serve(tmp_
             errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE" and e.get("source") != "network"]
             assert errors == [] and driver.execute_script("return window.__coursepackErrors || []") == [], errors
 
+            # Opened by its plain path (the outline's link), the page that needs the LMS's URL
+            # is redirected into that shape; the script works there as well.
+            driver.get(base + quote(os.path.basename(course)) + "/html/hx_page/index.html")
+            assert driver.current_url == base + lms.lstrip("/") + "html/hx_page/index.html", driver.current_url
+            for _ in range(50):
+                result = driver.find_element(By.ID, "hx-result").text
+                if result != "waiting":
+                    break
+                time.sleep(0.1)
+            assert result.startswith("configured 200 "), result
+
             driver.get("file://" + os.path.join(course, "html", "hx_page", "index.html"))
             time.sleep(0.2)
             assert driver.find_element(By.ID, "hx-result").text == "not under the LMS"
