@@ -10,8 +10,8 @@ import Synchronization
 /// `TargetGuard`, so the target's safety rules apply to it unchanged.
 final class LMSURLSpace: Sendable {
     let root: String
-    /// Built on the first LMS-shaped request: most runs never see one.
-    private let catalog = Mutex<[LMSCourse]?>(nil)
+    /// Built on the first request that needs it.
+    private let catalog = Mutex<(courses: [LMSCourse], stamp: [Int])?>(nil)
 
     init(root: String) { self.root = root }
 
@@ -115,15 +115,27 @@ final class LMSURLSpace: Sendable {
         return courses().first { !$0.folder.isEmpty && $0.folder == "/" + (parts.first ?? "") }
     }
 
+    /// The installed courses, built again when the target's state or a course's manifest has
+    /// changed since (a sync that ran while serving added, removed or updated a course).
     func courses() -> [LMSCourse] {
         catalog.withLock { catalog in
-            if let catalog { return catalog }
+            if let catalog, catalog.stamp == stamp(of: catalog.courses) { return catalog.courses }
             let target = ClientTarget(root: root)
             let found = ((try? target.courseRoots()) ?? []).map { course in
                 LMSCourse(id: course.manifest.courseID, folder: String(course.root.dropFirst(target.root.count)), root: target.root, manifest: course.manifest)
             }
-            catalog = found
+            catalog = (found, stamp(of: found))
             return found
+        }
+    }
+
+    /// Size and modification time of the files the catalog was read from.
+    func stamp(of courses: [LMSCourse]) -> [Int] {
+        let files = [root + "/" + ClientTarget.stateFolderName + "/target.json"] + courses.map { root + $0.folder + "/manifest.json" }
+        return files.flatMap { file -> [Int] in
+            var info = stat()
+            guard stat(file, &info) == 0 else { return [-1] }
+            return [Int(info.st_size), Int(info.st_mtim.tv_sec), Int(info.st_mtim.tv_nsec)]
         }
     }
 }

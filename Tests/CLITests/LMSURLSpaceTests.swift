@@ -62,4 +62,42 @@ import TestSupport
             #expect(!answer.text.contains("root:"), "\(name) leaked /etc/passwd")
         }
     }
+
+    /// A second course synced while serve runs is found by its id; each course's asset key and
+    /// each page's Referer pick that course's copy of a file both courses have.
+    @Test func aCourseSyncedWhileServingIsFoundAndEachCourseKeepsItsFiles() throws {
+        let target = try ServeTests.syncedExample()
+        let (server, base, _) = try ServeTests.startServer(target)
+        defer { #expect(server.stop(), "the server outlived its test") }
+        let other = "course-v1:OtherX+CP101+2026"
+        #expect(try ServeTests.get(base, [["name": "before", "path": "/courses/\(other)/"]])["before"]?.status == 404)
+
+        let source = TestSupport.temporaryFolder("lms") + "/course"
+        try FileManager.default.copyItem(atPath: TestSupport.exampleCourse, toPath: source)
+        try Data("<course url_name=\"2026\" org=\"OtherX\" course=\"CP101\"/>".utf8).write(to: URL(fileURLWithPath: source + "/course.xml"))
+        let banner = try FileHandle(forWritingTo: URL(fileURLWithPath: source + "/static/images/banner.png"))
+        try banner.seekToEnd()
+        try banner.write(contentsOf: Data("other course".utf8))
+        try banner.close()
+        let published = TestSupport.temporaryFolder("lms") + "/published"
+        #expect(try TestSupport.coursepack(["build", source, "--out", published, "-q"]).status == 0)
+        #expect(try TestSupport.coursepack(["sync", published, "--to", target]).status == 0)
+
+        let file = "images/banner.png"
+        let answers = try ServeTests.get(base, [
+            ["name": "after", "path": "/courses/\(other)/"],
+            ["name": "asset", "path": "/asset-v1:OtherX+CP101+2026+type@asset+block@images_banner.png"],
+            ["name": "first-asset", "path": "/asset-v1:CoursepackX+CP101+2026+type@asset+block@images_banner.png"],
+            ["name": "static-other", "path": "/static/" + file, "headers": ["Referer": base + "courses/\(other)/html/welcome_page/index.html"]],
+            ["name": "static-first", "path": "/static/" + file, "headers": ["Referer": base + "CoursepackX+CP101+2026/html/welcome_page/index.html"]],
+            ["name": "static-ambiguous", "path": "/static/" + file],
+        ])
+        #expect(answers["after"]?.status == 200)
+        let otherFile = TestSupport.read(target + "/OtherX+CP101+2026/html/styled_page/static/" + file)
+        let firstFile = TestSupport.read(target + "/CoursepackX+CP101+2026/html/styled_page/static/" + file)
+        #expect(otherFile != firstFile)
+        #expect(answers["asset"]?.body == otherFile && answers["static-other"]?.body == otherFile)
+        #expect(answers["first-asset"]?.body == firstFile && answers["static-first"]?.body == firstFile)
+        #expect(answers["static-ambiguous"]?.status == 404, "two courses have the file and the request names neither")
+    }
 }
