@@ -24,7 +24,8 @@ struct LMSCourse: Sendable {
         self.folder = folder
         self.manifest = manifest
         var pages: [String: String] = [:]
-        var statics: [String: String] = [:]
+        var exact: [String: String] = [:]
+        var flattened: [String: String] = [:]
         var lmsShaped: Set<String> = []
         for block in manifest.blocks where block.isOffline {
             guard let archive = block.archive, let installed = ArchivePath.installFolder(of: archive) else { continue }
@@ -34,13 +35,14 @@ struct LMSCourse: Sendable {
             let files = FileManager.default.enumerator(atPath: root + folder + "/" + installed + "/static")?.allObjects as? [String] ?? []
             for file in files.sorted() {
                 let served = folder + "/" + installed + "/static/" + file
-                if statics[file] == nil { statics[file] = served }
+                if exact[file] == nil { exact[file] = served }
                 let flat = file.replacingOccurrences(of: "/", with: "_")
-                if statics[flat] == nil { statics[flat] = served }
+                if flattened[flat] == nil { flattened[flat] = served }
             }
         }
         self.pages = pages
-        self.statics = statics
+        // A file really named `a_b.png` wins over `a/b.png` flattened.
+        self.statics = exact.merging(flattened) { real, _ in real }
         self.lmsShaped = lmsShaped
     }
 

@@ -61,6 +61,9 @@ final class LMSURLSpace: Sendable {
     /// `rest`: what follows `/courses/<course id>/`.
     func route(in course: LMSCourse, _ rest: [String]) -> Route {
         switch rest.first {
+        case nil:
+            // The course's own folder: with its slash, so the outline's relative links resolve.
+            return .redirect("/courses/" + course.id + "/")
         case "jump_to" where rest.count >= 2:
             return jump(to: rest.dropFirst().joined(separator: "/"), in: course)
         case "jump_to_id" where rest.count == 2:

@@ -13,12 +13,15 @@ import TestSupport
         let target = try ServeTests.syncedExample()
         let course = target + "/CoursepackX+CP101+2026"
         #expect(symlink("/etc", course + "/html/styled_page/static/elsewhere") == 0)
+        // A file really named like a flattened asset key (`images/logo.png` → `images_logo.png`).
+        try Data("real name".utf8).write(to: URL(fileURLWithPath: course + "/html/welcome_page/static/images_logo.png"))
         let (server, base, _) = try ServeTests.startServer(target)
         defer { #expect(server.stop(), "the server outlived its test") }
         let banner = "images/banner.png"
         let answers = try ServeTests.get(base, [
             ["name": "page", "path": Self.lms + "/html/welcome_page/index.html"],
             ["name": "outline", "path": Self.lms + "/"],
+            ["name": "course", "path": Self.lms],
             ["name": "folder", "path": Self.lms + "/html/welcome_page"],
             ["name": "jump", "path": Self.lms + "/jump_to/block-v1:CoursepackX+CP101+2026+type@html+block@styled_page"],
             ["name": "jump-unit", "path": Self.lms + "/jump_to/block-v1:CoursepackX+CP101+2026+type@vertical+block@intro_unit"],
@@ -30,6 +33,7 @@ import TestSupport
             ["name": "course-static", "path": Self.lms + "/static/" + banner],
             ["name": "asset", "path": "/asset-v1:CoursepackX+CP101+2026+type@asset+block@images_banner.png"],
             ["name": "c4x", "path": "/c4x/CoursepackX/CP101/asset/" + banner],
+            ["name": "real-name", "path": "/asset-v1:CoursepackX+CP101+2026+type@asset+block@images_logo.png"],
             ["name": "other-asset", "path": "/asset-v1:Other+X+1+type@asset+block@images_banner.png"],
             ["name": "other-course", "path": "/courses/course-v1:Other+X+1/index.html"],
             ["name": "static-missing", "path": "/static/images/none.png"],
@@ -43,6 +47,7 @@ import TestSupport
         let page = try #require(answers["page"])
         #expect(page.status == 200 && ServeTests.secret(in: page) != nil, "\(page.status)")
         #expect(answers["outline"]?.text.contains("href=\"html/welcome_page/index.html\"") == true)
+        #expect(answers["course"]?.status == 302 && answers["course"]?.location == Self.lms + "/")
         #expect(answers["folder"]?.status == 302 && answers["folder"]?.location == Self.lms + "/html/welcome_page/")
         #expect(answers["jump"]?.status == 302 && answers["jump"]?.location == Self.lms + "/html/styled_page/index.html")
         #expect(answers["jump-unit"]?.location == Self.lms + "/html/welcome_page/index.html", "a unit opens at its first page")
@@ -54,6 +59,7 @@ import TestSupport
             let answer = try #require(answers[name])
             #expect(answer.status == 200 && answer.type == "image/png" && answer.body == file, "\(name): \(answer.status) \(answer.type)")
         }
+        #expect(answers["real-name"]?.text == "real name", "a real file name wins over a flattened path")
         #expect(answers["static-head"]?.status == 200 && answers["static-head"]?.body.isEmpty == true)
         for name in ["other-asset", "other-course", "static-missing"] { #expect(answers[name]?.status == 404, "\(name)") }
         for name in ["dotdot", "encoded", "static-dotdot", "hidden", "link", "course-link"] {
