@@ -74,6 +74,8 @@ public struct CourseServer: Sendable {
         let secret = ServeSecret()
         let router = Router()
         router.middlewares.add(HostGuard<BasicRequestContext>(host: host))
+        // Course scripts written for the LMS find their pages and files by its URLs.
+        router.middlewares.add(LMSRouteGuard<BasicRequestContext>(space: LMSURLSpace(root: realRoot), files: TargetFiles(root: realRoot)))
         router.middlewares.add(TargetGuard<BasicRequestContext>(files: TargetFiles(root: realRoot), secret: secret))
         // Problem pages post the answers given on them here (see ProblemRenderer); each goes to
         // the outbox of the course that has the block, for `sync --submit` to send.

@@ -92,3 +92,44 @@ struct TargetGuard<Context: RequestContext>: RouterMiddleware {
         return nil
     }
 }
+
+/// Answers the LMS-shaped paths (see `LMSURLSpace`): redirects and 404s itself, files by handing
+/// the target path they name on to `TargetGuard`, which checks it like any other.
+struct LMSRouteGuard<Context: RequestContext>: RouterMiddleware {
+    let space: LMSURLSpace
+    let files: TargetFiles
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard request.method == .get || request.method == .head else { return try await next(request, context) }
+        let path = request.uri.path
+        guard let decoded = path.removingPercentEncoding, TargetFiles.isSafe(requestPath: path, decoded: decoded) else {
+            return try await next(request, context)
+        }
+        switch space.route(decoded, referer: request.headers[.referer]) {
+        case .unchanged:
+            return try await next(request, context)
+        case .serve(let target):
+            // Kept in the LMS's shape: TargetGuard would redirect to the plain path.
+            if files.resolve(TargetFiles.encoded(target)) == .folderWithoutSlash { return .redirect(to: "/" + path.drop { $0 == "/" } + "/", type: .found) }
+            var head = request.head
+            head.path = TargetFiles.encoded(target)
+            return try await next(Request(head: head, body: request.body), context)
+        case .redirect(let location):
+            return .redirect(to: TargetFiles.encoded(location), type: .found)
+        case .onlineOnly(let what):
+            return Self.onlineOnly(what, head: request.method == .head)
+        case .missing(let reason):
+            return CourseServer.json(.notFound, ["error": reason])
+        }
+    }
+
+    /// A small page: what a jump_to link names is not on this device.
+    static func onlineOnly(_ what: String, head: Bool) -> Response {
+        let escaped = what.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+        let page = "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>Online only</title></head><body>"
+            + "<p class=\"coursepack-online-only\">This part of the course is online only: <code>\(escaped)</code> is not on this device.</p></body></html>"
+        return Response(status: .notFound, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
+                        body: head ? .init() : .init(byteBuffer: ByteBuffer(string: page)))
+    }
+}

@@ -451,3 +451,88 @@ def test_only_course_files_inside_the_export_are_carried_for_scripts(tmp_path_fa
     files = json.loads(carried[start:carried.index(";\n", start)])
     assert sorted(files) == ["course_layout.json", "data.csv"], sorted(files)
     assert "outside the export" not in carried
+
+
+def test_an_lms_shaped_course_script_finds_its_config_and_pages_under_serve(tmp_path_factory):
+    """An HX-JS-like course script reads the course id from location.pathname, loads its config
+    by an asset-v1 key and follows a jump_to_id link: under serve's /courses/<id>/ shape it all
+    resolves over loopback; from file:// the same page degrades with no JS error."""
+    import select
+    from selenium.webdriver.common.by import By
+
+    source = str(tmp_path_factory.mktemp("lms-shaped") / "course")
+    shutil.copytree(EXAMPLE, source)
+    with open(os.path.join(source, "static", "js", "hxlike.js"), "w") as f:
+        f.write("""// Like hx.js: the course id from the LMS's layout, /courses/course-v1:ORG+NUM+RUN/...
+(function () {
+  var out = document.getElementById("hx-result");
+  var match = /^\\/courses\\/([^\\/]+)\\//.exec(window.location.pathname);
+  if (!match) { out.textContent = "not under the LMS"; return; }
+  var id = decodeURIComponent(match[1]);
+  var script = document.createElement("script");
+  script.src = "/" + id.replace("course-v1:", "asset-v1:") + "+type@asset+block@hx-config.js";
+  script.onload = function () {
+    fetch("/courses/" + id + "/jump_to_id/welcome_page").then(function (response) {
+      out.textContent = window.hxConfig.name + " " + response.status + " " + new URL(response.url).pathname;
+    });
+  };
+  document.head.appendChild(script);
+})();
+""")
+    with open(os.path.join(source, "static", "hx-config.js"), "w") as f:
+        f.write('window.hxConfig = {name: "configured"};\n')
+    with open(os.path.join(source, "html", "hx_page.html"), "w") as f:
+        f.write('<p id="hx-result">waiting</p><p><a href="/static/hx-config.js">config</a></p>\n'
+                '<script src="/static/js/hxlike.js"></script>\n')
+    with open(os.path.join(source, "html", "hx_page.xml"), "w") as f:
+        f.write('<html filename="hx_page" display_name="HX-like page"/>\n')
+    unit = os.path.join(source, "vertical", "intro_unit.xml")
+    text = open(unit).read().replace('<html url_name="welcome_page"/>', '<html url_name="welcome_page"/>\n  <html url_name="hx_page"/>')
+    open(unit, "w").write(text)
+
+    course = build_and_sync(source, tmp_path_factory, "lms-shaped-synced")
+    # The page still says it needs the LMS's page: serve's URL space is no reason to stop saying so.
+    blocks = json.load(open(os.path.join(course, "manifest.json")))["blocks"]
+    assert [b.get("requires_network") for b in blocks if b["usage_id"].endswith("@hx_page")] == [["lms:static/js/hxlike.js"]]
+    server = subprocess.Popen([coursepack(), "serve", os.path.dirname(course), "--port", "0"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        ready, _, _ = select.select([server.stdout], [], [], 30)
+        assert ready, "coursepack serve printed nothing in 30 s"
+        base = server.stdout.readline().split()[-1]
+        lms = "/courses/course-v1:CoursepackX+CP101+2026/"
+        driver = pagecheck.start_browser(loopback=True)
+        try:
+            result = ""
+            driver.get_log("browser")
+            driver.get(base + lms.lstrip("/") + "html/hx_page/index.html")
+            for _ in range(50):
+                result = driver.find_element(By.ID, "hx-result").text
+                if result != "waiting":
+                    break
+                time.sleep(0.1)
+            assert result == "configured 200 " + lms + "html/welcome_page/index.html", result
+            errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE" and e.get("source") != "network"]
+            assert errors == [] and driver.execute_script("return window.__coursepackErrors || []") == [], errors
+
+            # Opened by its plain path (the outline's link), the page that needs the LMS's URL
+            # is redirected into that shape; the script works there as well.
+            driver.get(base + quote(os.path.basename(course)) + "/html/hx_page/index.html")
+            assert driver.current_url == base + lms.lstrip("/") + "html/hx_page/index.html", driver.current_url
+            for _ in range(50):
+                result = driver.find_element(By.ID, "hx-result").text
+                if result != "waiting":
+                    break
+                time.sleep(0.1)
+            assert result.startswith("configured 200 "), result
+
+            driver.get("file://" + os.path.join(course, "html", "hx_page", "index.html"))
+            time.sleep(0.2)
+            assert driver.find_element(By.ID, "hx-result").text == "not under the LMS"
+            errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE" and e.get("source") != "network"]
+            assert errors == [] and driver.execute_script("return window.__coursepackErrors || []") == [], errors
+        finally:
+            driver.quit()
+    finally:
+        server.terminate()
+        server.wait(10)

@@ -1,0 +1,81 @@
+import Foundation
+import Manifest
+
+/// One installed course as the LMS's URLs name it: its id, the folder it is served from, and
+/// where each of its blocks' pages and static files is.
+struct LMSCourse: Sendable {
+    let id: String
+    /// The served path of the course folder ("" when the target is the course folder itself).
+    let folder: String
+    let manifest: CourseManifest
+    /// Usage id → installed block folder, relative to the course folder (`html/welcome_page`).
+    let pages: [String: String]
+    /// Static file name → served path of one installed block's copy: each block keeps the
+    /// course files it uses in its own `static/`, so any copy is the course's file. Both the
+    /// path (`images/logo.png`) and the asset key's flattened form (`images_logo.png`) name it.
+    let statics: [String: String]
+    /// Installed block folders whose page declares it needs the LMS's page (`lms:` in
+    /// requires_network): their scripts read the course id from the URL, so serve opens them
+    /// in the LMS's shape.
+    let lmsShaped: Set<String>
+
+    init(id: String, folder: String, root: String, manifest: CourseManifest) {
+        self.id = id
+        self.folder = folder
+        self.manifest = manifest
+        var pages: [String: String] = [:]
+        var exact: [String: String] = [:]
+        var flattened: [String: String] = [:]
+        var lmsShaped: Set<String> = []
+        for block in manifest.blocks where block.isOffline {
+            guard let archive = block.archive, let installed = ArchivePath.installFolder(of: archive) else { continue }
+            guard FileManager.default.fileExists(atPath: root + folder + "/" + installed + "/index.html") else { continue }
+            pages[block.usageID] = installed
+            if (block.requiresNetwork ?? []).contains(where: { $0.hasPrefix("lms:") }) { lmsShaped.insert(installed) }
+            let files = FileManager.default.enumerator(atPath: root + folder + "/" + installed + "/static")?.allObjects as? [String] ?? []
+            for file in files.sorted() {
+                let served = folder + "/" + installed + "/static/" + file
+                if exact[file] == nil { exact[file] = served }
+                let flat = file.replacingOccurrences(of: "/", with: "_")
+                if flattened[flat] == nil { flattened[flat] = served }
+            }
+        }
+        self.pages = pages
+        // A file really named `a_b.png` wins over `a/b.png` flattened.
+        self.statics = exact.merging(flattened) { real, _ in real }
+        self.lmsShaped = lmsShaped
+    }
+
+    /// The installed page that stands for a block: its own, else the first one found depth
+    /// first under it in the outline (a unit or a section opens at its first page).
+    func page(for usageID: String) -> String? {
+        if let own = pages[usageID] { return own }
+        let children = Dictionary((manifest.outline ?? []).map { ($0.usageID, $0.children) }, uniquingKeysWith: { first, _ in first })
+        var pending = children[usageID] ?? []
+        var seen: Set<String> = [usageID]
+        while !pending.isEmpty {
+            let next = pending.removeFirst()
+            guard seen.insert(next).inserted else { continue }
+            if let page = pages[next] { return page }
+            pending.insert(contentsOf: children[next] ?? [], at: 0)
+        }
+        return nil
+    }
+
+    /// The usage id of the block an LMS URL names by its url_name, if the course has it.
+    func usageID(forURLName name: String) -> String? {
+        let ids = manifest.blocks.map(\.usageID) + (manifest.outline ?? []).map(\.usageID)
+        return ids.first { Self.urlName(of: $0) == name }
+    }
+
+    static func urlName(of usageID: String) -> String {
+        if let range = usageID.range(of: "block@", options: .backwards) { return String(usageID[range.upperBound...]) }
+        return String(usageID.split(separator: "/").last ?? Substring(usageID))
+    }
+
+    /// `course-v1:ORG+NUM+RUN` → ["ORG", "NUM", "RUN"]; old `ORG/NUM/RUN` ids too.
+    var keyParts: [String] {
+        let bare = id.hasPrefix("course-v1:") ? String(id.dropFirst("course-v1:".count)) : id
+        return bare.split(whereSeparator: { $0 == "+" || $0 == "/" }).map(String.init)
+    }
+}
