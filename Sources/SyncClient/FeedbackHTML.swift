@@ -41,7 +41,9 @@ public enum FeedbackHTML {
             if !tag.closing && !tag.selfClosing { scanner.skip(pastClosing: tag.name) }
             return []
         }
-        guard !droppedTags.contains(tag.name) else { return [] }
+        // A name with other characters (`<scr<script>`) is no element a page needs.
+        guard !droppedTags.contains(tag.name), tag.name.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-") })
+        else { return [] }
         if tag.closing { return Array("</\(tag.name)>".utf8) }
         var text = "<" + tag.name
         for (name, value) in tag.attributes where isSafe(name: name, value: value) {

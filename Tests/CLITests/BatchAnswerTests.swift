@@ -123,4 +123,35 @@ import TestSupport
         #expect(batches(lms).last?.count == 1)
         #expect(!(try TestSupport.coursepack(["answers", target, "--json"]).stdout.contains("never-sent")))
     }
+
+    /// Feedback an LMS (or what sits in front of it) could send, and what of it is kept.
+    @Test(arguments: [
+        (#"<p>a<!-- <script>alert(1)</script> -->b</p>"#, "<p>ab</p>"),
+        (#"<svg><a xlink:href="JaVaScRiPt&colon;alert(1)">x</a></svg>"#, "<svg><a>x</a></svg>"),
+        (#"<img src=x onerror=alert(1)//><a href="data:text/html,<script>x</script>">d</a>"#, #"<img src="x"><a>d</a>"#),
+        (#"<img src="data:image/png;base64,AA"><b>1 < 2</b>"#, #"<img src="data:image/png;base64,AA"><b>1 &lt; 2</b>"#),
+        (#"<object data="x.swf"><embed src="x"></object><scr<script>x</script>ipt>"#, "xipt>"),
+    ])
+    func feedbackIsCleaned(hostile: String, kept: String) throws {
+        let graded: [String: Any] = ["status": "graded", "feedback_html": hostile]
+        let (published, target, token, lms) = try setUp(answersAt: [1], batch: ["items": [Self.quiz: [graded]]])
+        defer { #expect(lms.process.stop(), "the fake LMS outlived its test") }
+        #expect(try base.submit(published, target, lms, token: token).status == 0)
+        let stored = (try entries(target).first?["lms_result"] as? [String: Any])?["feedback_html"] as? String
+        #expect(stored == kept)
+    }
+
+    /// A refusal of the whole request decides nothing: every answer is kept, a 400 too (a
+    /// malformed batch is the client's bug and must not cost the learner's answers).
+    @Test(arguments: [400, 401, 409])
+    func aRefusedBatchKeepsEveryAnswer(status: Int) throws {
+        let (published, target, token, lms) = try setUp(answersAt: [1, 2], batch: ["requests": [status]])
+        defer { #expect(lms.process.stop(), "the fake LMS outlived its test") }
+        let first = try base.submit(published, target, lms, token: token)
+        #expect(first.status != 0 && first.stdout.contains("2 kept for later"), "\(first.stdout)\(first.stderr)")
+        #expect(try entries(target).map { $0["state"] as? String } == ["pending", "pending"])
+        #expect(batches(lms).count == 1 && problemChecks(lms) == 0)
+        #expect(try base.submit(published, target, lms, token: token).status == 0)
+        #expect(try entries(target).map { $0["state"] as? String } == ["sent", "sent"])
+    }
 }
