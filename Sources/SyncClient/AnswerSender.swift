@@ -109,6 +109,8 @@ public struct AnswerSender: Sendable {
         public var signInRequired = false
         /// Why sending stopped (the LMS unreachable, a redirect), cleaned for printing.
         public var stopReason: String?
+        /// The LMS has no submissions endpoint (404): answers went to `problem_check` one by one.
+        public var usedProblemCheck = false
 
         public init() {}
     }
@@ -156,14 +158,29 @@ public struct AnswerSender: Sendable {
         }
     }
 
-    /// Sends what is pending. `server` is the course's current manifest: an answer given on a
-    /// block whose `content_hash` has changed since is held as a conflict, never sent. The caller
-    /// holds the target's lock: reading, sending and marking must not interleave with another flush.
+    /// Sends what is pending: through the LMS's submissions endpoint when it has one, else to
+    /// `problem_check`. `server` is the course's current manifest: an answer given on a block
+    /// whose `content_hash` has changed since is held as a conflict, never sent. The caller holds
+    /// the target's lock: reading, sending and marking must not interleave with another flush.
     public func flush(_ outbox: Outbox, server: CourseManifest) async throws(Failure) -> Summary {
         var summary = Summary()
         let current = Dictionary(server.blocks.map { ($0.usageID, $0.contentHash) }, uniquingKeysWith: { a, _ in a })
         let waiting = outbox.entries().filter { $0.state == .pending || $0.state == .sending }
         try checkKeys(of: waiting, current: current)
+        var ready: [AnswerEntry] = []
+        for entry in waiting {
+            if try !hold(entry, current: current[entry.usageID], outbox: outbox, summary: &summary) { ready.append(entry) }
+        }
+        let versions = current.compactMapValues { $0 }
+        guard try await !flushInBatches(ready, versions: versions, outbox: outbox, summary: &summary) else { return summary }
+        summary.usedProblemCheck = true
+        let left = Set(outbox.entries().filter { $0.state == .pending || $0.state == .sending }.map(\.id))
+        try await flushOneByOne(ready.filter { left.contains($0.id) }, outbox: outbox, summary: &summary)
+        return summary
+    }
+
+    /// Sends to `problem_check`, one block at a time, each block's answers in timestamp order.
+    private func flushOneByOne(_ waiting: [AnswerEntry], outbox: Outbox, summary: inout Summary) async throws(Failure) {
         var blocksInOrder: [String] = []
         for entry in waiting where !blocksInOrder.contains(entry.usageID) { blocksInOrder.append(entry.usageID) }
         for block in blocksInOrder {
@@ -173,7 +190,7 @@ public struct AnswerSender: Sendable {
                     summary.kept += 1
                     continue
                 }
-                let done = try await settle(entry, current: current[block], outbox: outbox, summary: &summary)
+                let done = try await settle(entry, outbox: outbox, summary: &summary)
                 // Later answers of a block wait for its earlier ones, so they reach the LMS in order.
                 if done.state == .pending && summary.stopReason == nil && !summary.signInRequired {
                     summary.kept += answers.count - index - 1
@@ -181,28 +198,30 @@ public struct AnswerSender: Sendable {
                 }
             }
         }
-        return summary
     }
 
-    /// Holds, sends or records one answer, and returns it as recorded. `current`: the block's
-    /// hash in the server's manifest (nil: the block is gone; `.some(nil)`: it has none).
-    private func settle(_ original: AnswerEntry, current: String??, outbox: Outbox, summary: inout Summary) async throws(Failure) -> AnswerEntry {
+    /// Records the answer as a conflict, and returns true, when its block is gone or changed.
+    /// `current`: the block's hash in the server's manifest (nil: the block is gone; `.some(nil)`:
+    /// it has none).
+    private func hold(_ original: AnswerEntry, current: String??, outbox: Outbox, summary: inout Summary) throws(Failure) -> Bool {
+        var entry = original
+        if current == nil {
+            entry.message = "the block is no longer in the course"
+        } else if let answered = entry.contentHash, let hash = current, answered != hash {
+            entry.message = "the problem changed since this answer was given; it was not sent"
+        } else {
+            return false
+        }
+        entry.state = .conflict
+        do { try outbox.update(entry) } catch { throw .outbox(error) }
+        summary.conflicts += 1
+        return true
+    }
+
+    /// Sends one answer to `problem_check` and records what the LMS made of it.
+    private func settle(_ original: AnswerEntry, outbox: Outbox, summary: inout Summary) async throws(Failure) -> AnswerEntry {
         var entry = original
         do {
-            guard let hash = current else {
-                entry.state = .conflict
-                entry.message = "the block is no longer in the course"
-                try outbox.update(entry)
-                summary.conflicts += 1
-                return entry
-            }
-            if let answered = entry.contentHash, answered != hash {
-                entry.state = .conflict
-                entry.message = "the problem changed since this answer was given; it was not sent"
-                try outbox.update(entry)
-                summary.conflicts += 1
-                return entry
-            }
             entry.state = .sending
             entry.attempts += 1
             try outbox.update(entry)
@@ -226,31 +245,17 @@ public struct AnswerSender: Sendable {
             entry.result = truncated ? nil : Self.result(from: body)
             entry.message = truncated ? "graded; the LMS's answer (over \(LMSRequest.bodyLimit / 1024) KiB, or packed) was not kept" : nil
             summary.sent += 1
-        case .answered(let status, let body, _) where status == 401 || status == 403:
-            entry.state = .pending
-            entry.message = "sign in to the LMS again: " + Self.message(from: body)
-            summary.signInRequired = true
-            summary.kept += 1
-        case .answered(400...499, let body, _):
+        case .answered(let status, let body, _) where (400...499).contains(status) && status != 401 && status != 403:
             entry.state = .rejected
             entry.message = Self.message(from: body)
             summary.rejected += 1
-        case .answered(let status, _, _):
+        default:
+            let keeping = Self.keeping(outcome, batch: false)
             entry.state = .pending
-            entry.message = "the LMS answered HTTP \(status); kept for the next try"
+            entry.message = keeping.message
             summary.kept += 1
-        case .redirected(let status, let location):
-            entry.state = .pending
-            let reason = Self.redirectReason(status: status, location: location)
-            entry.message = "not sent: \(reason); kept for the next try"
-            summary.stopReason = reason
-            summary.kept += 1
-        case .failed(let reason):
-            entry.state = .pending
-            let cleaned = RemoteText.clean(reason)
-            entry.message = "not sent: \(cleaned); kept for the next try"
-            summary.stopReason = cleaned  // the LMS cannot be reached: nothing else will get through now
-            summary.kept += 1
+            summary.signInRequired = summary.signInRequired || keeping.signInRequired
+            summary.stopReason = summary.stopReason ?? keeping.stopReason
         }
     }
 
@@ -368,7 +373,9 @@ public struct AnswerSender: Sendable {
             idempotencyKey: Self.idempotencyKey(for: entry.id))
     }
 
-    private func send(url: URL, body: Data, contentType: String, idempotencyKey: String?) async -> LMSRequest.Outcome {
+    func send(
+        url: URL, body: Data, contentType: String, idempotencyKey: String?, bodyLimit: Int = LMSRequest.bodyLimit
+    ) async -> LMSRequest.Outcome {
         var headers = ["Content-Type": contentType, "Accept": "application/json", "X-Requested-With": "XMLHttpRequest"]
         if let idempotencyKey { headers["Idempotency-Key"] = idempotencyKey }
         switch credential {
@@ -384,7 +391,7 @@ public struct AnswerSender: Sendable {
         case nil:
             break
         }
-        return await LMSRequest(origin: origin, timeout: timeout).post(url, body: body, headers: headers)
+        return await LMSRequest(origin: origin, timeout: timeout, bodyLimit: bodyLimit).post(url, body: body, headers: headers)
     }
 }
 

@@ -104,6 +104,8 @@ public struct LMSOrigin: Sendable, Equatable {
 /// or one announced too large is not read at all.
 struct LMSRequest: Sendable {
     static let bodyLimit = 256 << 10
+    /// A batch's answer carries up to 100 results, each with its problem's HTML.
+    static let batchBodyLimit = 16 << 20
 
     enum Outcome: Sendable, Equatable {
         /// The status, the body (up to the limit), and whether more came than was kept.
@@ -115,6 +117,7 @@ struct LMSRequest: Sendable {
 
     let origin: LMSOrigin
     let timeout: TimeInterval
+    var bodyLimit = LMSRequest.bodyLimit
 
     func post(_ url: URL, body: Data, headers: [String: String]) async -> Outcome {
         // Nothing built here leaves the origin; this check keeps it so if that ever changes.
@@ -136,7 +139,7 @@ struct LMSRequest: Sendable {
         configuration.httpShouldSetCookies = false
         configuration.urlCredentialStorage = nil
         configuration.urlCache = nil
-        let collector = LMSResponseCollector(limit: Self.bodyLimit)
+        let collector = LMSResponseCollector(limit: bodyLimit)
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
         let session = URLSession(configuration: configuration, delegate: collector, delegateQueue: queue)

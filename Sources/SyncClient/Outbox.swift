@@ -31,6 +31,9 @@ public struct AnswerEntry: Codable, Sendable, Equatable {
     /// The LMS's JSON answer (`problem_check`), for the page to show.
     public var result: String?
     public var message: String?
+    /// What the LMS's submissions endpoint answered for it; nil when it went through
+    /// `problem_check` (then `result` holds the grade) or was not answered yet.
+    public var lmsResult: LMSResult?
 
     public init(id: String, usageID: String, contentHash: String?, timestamp: String, fields: [String: [String]]) {
         self.id = id
@@ -44,6 +47,7 @@ public struct AnswerEntry: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case id, timestamp, fields, state, attempts, result, message
+        case lmsResult = "lms_result"
         case usageID = "usage_id"
         case contentHash = "content_hash"
     }

@@ -45,7 +45,7 @@ struct Answers: ParsableCommand {
             return
         }
         for entry in entries {
-            printOutput("\(entry.state.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)) \(entry.timestamp)  \(entry.usageID)  \(entry.fields.count) fields\(entry.message.map { "  (\($0))" } ?? "")")
+            printOutput("\(entry.state.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)) \(entry.timestamp)  \(entry.usageID)  \(entry.fields.count) fields\(entry.lmsResult.map { "  [\($0.summary)]" } ?? "")\(entry.message.map { "  (\($0))" } ?? "")")
         }
         let counts = Dictionary(grouping: entries, by: \.state).mapValues(\.count)
         printOutput("\(entries.count) answers: " + ["pending", "sending", "sent", "conflict", "rejected"].map { "\(counts[AnswerEntry.State(rawValue: $0)!] ?? 0) \($0)" }.joined(separator: ", "))
