@@ -155,7 +155,10 @@ struct PublishToS3Tests {
         let prefix = "PUT /\(moto.bucket)/c101/\(Self.courseFolder)/"
         let uploadedArchives = firstWrites.filter { $0.hasPrefix(prefix) && $0.hasSuffix(".zip") }.map { String($0.dropFirst(prefix.count)) }
         #expect(Set(uploadedArchives) == expected)
-        #expect(uploadedArchives.count == expected.count)
+        // Each archive once; a PUT the server received but the client timed out on, on a loaded
+        // machine, is tried again at once (one upload at a time), so it may stand twice in a row.
+        let tries = uploadedArchives.enumerated().filter { $0.offset == 0 || uploadedArchives[$0.offset - 1] != $0.element }
+        #expect(tries.count == expected.count, "\(uploadedArchives)")
         // The manifest is the last archive-or-manifest write, after every archive; the index at
         // the target's root comes after it.
         let order = firstWrites.filter { !$0.contains(PublishRecord.key) && !$0.contains(CourseIndex.key) }
