@@ -238,20 +238,6 @@ def test_a_burst_publishes_to_s3_compatible_storage(configured, settings, moto):
     assert all(block["offline_download"]["file_url"] == block["archive"] for block in manifest["blocks"] if "archive" in block)
 
 
-def test_public_url_makes_every_file_url_absolute_in_the_course_folder(configured, settings, moto):
-    endpoint, s3 = moto
-    settings.COURSEPACK = {**settings.COURSEPACK, "PUBLISH_TARGET": "s3://offline/courses", "ENDPOINT_URL": endpoint,
-                           "PUBLIC_URL": "https://cdn.example.org/courses/", "DEBOUNCE_SECONDS": 3600}
-    publish_event("public-url")
-    run = CoursepackRun.objects.get()
-    assert (run.status, run.build_exit, run.publish_exit) == ("succeeded", 0, 0)
-    prefix = f"courses/{published_folder(COURSE_ID)}/"
-    assert run.manifest == f"s3://offline/{prefix}manifest.json"
-    manifest = json.loads(s3.get_object(Bucket="offline", Key=prefix + "manifest.json")["Body"].read())
-    urls = {block["offline_download"]["file_url"]: block["archive"] for block in manifest["blocks"] if "archive" in block}
-    assert urls and all(url == f"https://cdn.example.org/{prefix}{archive}" for url, archive in urls.items())
-
-
 def test_the_plugin_is_registered_for_studio():
     from importlib.metadata import entry_points
 
