@@ -22,6 +22,10 @@ public struct CourseManifest: Codable, Sendable, Equatable {
     /// The course's search index (`search/<hash>.zip`), which a client installs like the
     /// runtime. Absent in manifests written before it existed.
     public var search: SearchArchive?
+    /// Every course file content the blocks, runtime and search index list, by SHA-256 (hex),
+    /// published once each under `CourseFile.path`. Absent in manifests written before it
+    /// existed; a client then downloads each block's whole archive.
+    public var files: [String: CourseFile]?
 
     public init(courseID: String, publishedAt: String, generator: String, blocks: [BlockEntry], runtime: RuntimeArchive? = nil) {
         self.schemaVersion = Self.currentSchemaVersion
@@ -41,6 +45,7 @@ public struct CourseManifest: Codable, Sendable, Equatable {
         case runtime
         case outline
         case search
+        case files
     }
 }
 
@@ -99,6 +104,13 @@ public struct BlockEntry: Codable, Sendable, Equatable {
     public var groupAccess: [String: [Int]]?
     /// The nearest enclosing `split_test` and the group of it this block belongs to.
     public var splitTest: SplitTestGroupEntry?
+    /// What the block's installed folder holds: each path → the SHA-256 of its content, a key of
+    /// the manifest's `files`. The same paths and bytes as the block's archive. Absent in
+    /// manifests written before it existed.
+    public var files: FileListing?
+    /// Exact bytes of the block's installed folder: the sum of its files' sizes, so a client
+    /// plans within a budget before it downloads anything.
+    public var unpackedSize: UInt64?
 
     public init(
         usageID: String, type: String, displayName: String?, parents: [String],
@@ -161,6 +173,8 @@ public struct BlockEntry: Codable, Sendable, Equatable {
         case runtime
         case groupAccess = "group_access"
         case splitTest = "split_test"
+        case files
+        case unpackedSize = "unpacked_size"
     }
 
     /// Whether a learner in `groups` (user partition id → their group in it) sees this block:

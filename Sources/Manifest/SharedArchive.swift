@@ -24,6 +24,11 @@ public struct SharedArchive: Codable, Sendable, Equatable {
     public var sha256: String
     /// SHA-256 of what it holds (names and bytes), hex.
     public var contentHash: String
+    /// What its installed folder holds, path → content key of the manifest's `files`, as for a
+    /// block. Absent in manifests written before it existed.
+    public var files: FileListing?
+    /// Exact bytes of its installed folder.
+    public var unpackedSize: UInt64?
 
     public init(archive: String, size: UInt64, sha256: String, contentHash: String) {
         self.archive = archive
@@ -35,6 +40,8 @@ public struct SharedArchive: Codable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey {
         case archive, size, sha256
         case contentHash = "content_hash"
+        case files
+        case unpackedSize = "unpacked_size"
     }
 }
 
