@@ -1,11 +1,11 @@
 /// Finding ASCII tags in a page's bytes without decoding it: pages may hold any bytes.
-enum ByteSearch {
+public enum ByteSearch {
     /// ASCII case-insensitive search for an ASCII needle.
-    static func containsCaseInsensitive(_ haystack: [UInt8], _ needle: String) -> Bool {
+    public static func containsCaseInsensitive(_ haystack: [UInt8], _ needle: String) -> Bool {
         firstCaseInsensitive(haystack, needle, from: 0) != nil
     }
 
-    static func firstCaseInsensitive(_ haystack: [UInt8], _ needle: String, from start: Int) -> Int? {
+    public static func firstCaseInsensitive(_ haystack: [UInt8], _ needle: String, from start: Int) -> Int? {
         let pin = Array(needle.lowercased().utf8)
         guard let first = pin.first, haystack.count >= pin.count, start <= haystack.count - pin.count else { return nil }
         return haystack.withUnsafeBufferPointer { hay in
@@ -23,7 +23,7 @@ enum ByteSearch {
         }
     }
 
-    static func lower(_ byte: UInt8) -> UInt8 {
+    public static func lower(_ byte: UInt8) -> UInt8 {
         byte >= 65 && byte <= 90 ? byte + 32 : byte
     }
 }

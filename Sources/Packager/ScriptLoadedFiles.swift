@@ -1,3 +1,4 @@
+import BlockRenderer
 import CourseExport
 import Foundation
 
@@ -40,25 +41,13 @@ struct ScriptLoadedFiles: Sendable {
     /// The inline scripts of a page.
     mutating func add(inlineScriptsOf page: [UInt8], export: ExportDirectory) {
         var from = 0
-        while let open = Self.first(caseInsensitive: "<script", in: page, from: from),
+        while let open = ByteSearch.firstCaseInsensitive(page, "<script", from: from),
             let bodyStart = page[open...].firstIndex(of: UInt8(ascii: ">")).map({ $0 + 1 })
         {
-            let end = Self.first(caseInsensitive: "</script", in: page, from: bodyStart) ?? page.count
+            let end = ByteSearch.firstCaseInsensitive(page, "</script", from: bodyStart) ?? page.count
             add(namedIn: page[bodyStart..<end], folder: "", export: export)
             from = end
         }
-    }
-
-    private static func first(caseInsensitive needle: String, in bytes: [UInt8], from start: Int) -> Int? {
-        let pin = Array(needle.utf8)
-        guard bytes.count >= pin.count, start <= bytes.count - pin.count else { return nil }
-        func lower(_ b: UInt8) -> UInt8 { b >= 65 && b <= 90 ? b + 32 : b }
-        var i = start
-        while i <= bytes.count - pin.count {
-            if bytes[i] == pin[0], (1..<pin.count).allSatisfy({ lower(bytes[i + $0]) == pin[$0] }) { return i }
-            i += 1
-        }
-        return nil
     }
 
     /// The name a string literal gives a course file: no scheme, no host, no `..`, a data
