@@ -51,7 +51,13 @@ extension ProblemRenderer {
             return text;
           }
           var dropped = /^(script|style|link|meta|base|iframe|frame|frameset|object|embed|applet|form|template|noscript|svg|math)$/i;
-          var urlName = /(href|src|action|data|poster|background)$/;
+          var urlName = /(href|src|srcset|action|data|poster|background)$/;
+          // Offline, the LMS's own paths lead nowhere: an image shows from a data: URL or as its
+          // alt text, and a link leaves only for the web.
+          function keptURL(name, value) {
+            if (name === "href" || name === "xlink:href") return /^(https?:|mailto:|#)/.test(value);
+            return name === "src" && /^data:image\//.test(value);
+          }
           function inert(html) {
             var parsed = new DOMParser().parseFromString(html, "text/html");
             Array.prototype.forEach.call(parsed.body.querySelectorAll("*"), function (node) {
@@ -59,8 +65,9 @@ extension ProblemRenderer {
               Array.prototype.slice.call(node.attributes).forEach(function (attribute) {
                 var name = attribute.name.toLowerCase();
                 var value = attribute.value.replace(/[\u0000-\u0020\u007f]/g, "").toLowerCase();
-                var badURL = urlName.test(name) && /^(javascript|vbscript|data|livescript):/.test(value) && !/^data:image\//.test(value);
-                if (name.indexOf("on") === 0 || badURL || ["id", "name", "for", "form", "srcdoc", "formaction"].indexOf(name) >= 0) {
+                var badURL = urlName.test(name) && !keptURL(name, value);
+                var loads = name === "style" && /url\s*\(|expression\s*\(/.test(value);
+                if (name.indexOf("on") === 0 || badURL || loads || ["id", "name", "for", "form", "srcdoc", "formaction"].indexOf(name) >= 0) {
                   node.removeAttribute(attribute.name);
                 }
               });
