@@ -66,7 +66,7 @@ extension ProblemRenderer {
                 var name = attribute.name.toLowerCase();
                 var value = attribute.value.replace(/[\u0000-\u0020\u007f]/g, "").toLowerCase();
                 var badURL = urlName.test(name) && !keptURL(name, value);
-                var loads = name === "style" && /url\s*\(|expression\s*\(/.test(value);
+                var loads = name === "style" && /url\s*[(]|expression\s*[(]/.test(value);
                 if (name.indexOf("on") === 0 || badURL || loads || ["id", "name", "for", "form", "srcdoc", "formaction"].indexOf(name) >= 0) {
                   node.removeAttribute(attribute.name);
                 }
