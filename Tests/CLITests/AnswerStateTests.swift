@@ -47,7 +47,11 @@ import TestSupport
         // Not a foreign file to the device: status finds nothing wrong, a sync repairs nothing.
         let status = try TestSupport.coursepack(["status", target, "--verify"])
         #expect(status.status == 0 && !status.stdout.contains("damaged") && !status.stdout.contains("leftover"), "\(status.stdout)")
+        // A state file of a block not installed (removed since, or never) goes with the next sync.
+        let states = target + "/CoursepackX+CP101+2026/.coursepack-sync/state"
+        try TestSupport.write(["html/gone.js": "x", "problem/removed_block.js": "y"], under: states)
         let again = try TestSupport.coursepack(["sync", published, "--to", target])
+        #expect(TestSupport.files(under: states) == ["problem/offline_quiz.js"])
         #expect(again.status == 0 && !again.stdout.contains("repaired") && !again.stderr.contains("repaired"), "\(again.stdout)\(again.stderr)")
         #expect(try state(target).state?["state"] as? String == "waiting")
     }
