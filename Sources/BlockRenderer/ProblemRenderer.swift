@@ -62,6 +62,7 @@ struct ProblemRenderer {
             <p class="coursepack-online-only" role="note">Answers are kept on this device and sent to the course when you are online.</p>
             </form>
             \(Self.formScript)
+            \(Self.stateScript)
             """)
     }
 

@@ -26,6 +26,9 @@ extension ClientTarget {
         /// Blocks opened offline that were offered as completions, and what the LMS made of them.
         public var completionsOffered = 0
         public var completions: AnswerSender.CompletionOutcome?
+        /// The problems' pages could not be given their new state (see `AnswerStateFiles`); the
+        /// answers and results are recorded all the same.
+        public var stateFailure: ClientError?
     }
 
     /// Sends the course's outbox (and the blocks opened offline) to the LMS. Reading the outbox,
@@ -64,6 +67,7 @@ extension ClientTarget {
             report.completions = outcome
             if outcome == .sent { try markCompletionsSent(opened, inCourseFolder: report.courseFolder) }
         }
+        do { try AnswerStateFiles.write(courseRoot: root + "/" + report.courseFolder) } catch { report.stateFailure = error }
         return report
     }
 }

@@ -251,7 +251,11 @@ extension ClientTarget {
             let kept = (state.courses[name]?.lastUse ?? [:]).filter { present.contains($0.key) }
             state.courses[name]?.lastUse = kept
         }
-        for (name, view) in installed { try OutlinePage.write(view.manifest, into: root + "/" + name) }
+        for (name, view) in installed {
+            try OutlinePage.write(view.manifest, into: root + "/" + name)
+            // Problems installed now get their state file; removed ones lose it.
+            try AnswerStateFiles.write(courseRoot: root + "/" + name)
+        }
         try OutlinePage.writeTargetIndex(courses: installed.map { ($0.key, $0.value.manifest) }, into: root)
         try saveLastUse(state: state)
     }

@@ -38,20 +38,51 @@ final class AnswerDesk: Sendable {
 
     /// Why a POST is refused before its body is read, or nil.
     func refusal(of request: Request) -> (status: HTTPResponse.Status, reason: String)? {
+        if let refusal = strangerRefusal(of: request, what: "answers are taken") { return refusal }
         let headers = request.headers
-        if let site = headers[CourseServer.FieldName("Sec-Fetch-Site")!], site.lowercased() != "same-origin" {
-            return (.forbidden, "answers are taken from this server's own pages only (Sec-Fetch-Site: \(site))")
-        }
-        if let origin = headers[.origin], !host.accepts(origin: origin, authority: request.head.authority) {
-            return (.forbidden, "answers are taken from this server's own pages only (Origin: \(origin))")
-        }
-        guard secret.matches(headers[CourseServer.FieldName(ServeSecret.headerName)!]) else {
-            return (.forbidden, "the page's secret is missing or wrong: reload the page from this server")
-        }
         let type = headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
         guard type == "application/json" else { return (.unsupportedMediaType, "an answer is sent as application/json") }
         if let length = headers[.contentLength], (Int(length) ?? Int.max) > limits.answerBytes {
             return (.contentTooLarge, "an answer is at most \(limits.answerBytes) bytes")
+        }
+        return nil
+    }
+
+    /// The latest state of the block `?usage_id=` names (`BlockState`), for the problem page
+    /// to show: `{usage_id, state}`, state null when it has no answer. Asked for like an answer
+    /// is posted, with the run's secret from serve's own page: a learner's answers and grades are
+    /// not for other sites' pages to read.
+    func state(_ request: Request) -> Response {
+        if let refusal = strangerRefusal(of: request, what: "answer states are given") {
+            return CourseServer.json(refusal.status, ["error": refusal.reason])
+        }
+        guard let usageID = request.uri.queryParameters["usage_id"].map(String.init), !usageID.isEmpty, usageID.utf8.count <= 1_000 else {
+            return CourseServer.json(.badRequest, ["error": "name the block: ?usage_id=ID"])
+        }
+        let found: BlockState??
+        do {
+            found = try AnswerStateFiles.state(of: usageID, in: target)
+        } catch {
+            return CourseServer.json(.internalServerError, ["error": "\(error)"])
+        }
+        guard let state = found else { return CourseServer.json(.notFound, ["error": "no block with this id is installed"]) }
+        var headers: HTTPFields = [.contentType: "application/json", .cacheControl: "no-store"]
+        headers[CourseServer.FieldName("X-Content-Type-Options")!] = "nosniff"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: BlockState.json(usageID: usageID, state: state))))
+    }
+
+    /// Refuses a request that is not from one of serve's own pages: another site's (its
+    /// `Sec-Fetch-Site` or `Origin` says so), or one without the run's secret.
+    func strangerRefusal(of request: Request, what: String) -> (status: HTTPResponse.Status, reason: String)? {
+        let headers = request.headers
+        if let site = headers[CourseServer.FieldName("Sec-Fetch-Site")!], site.lowercased() != "same-origin" {
+            return (.forbidden, "\(what) from this server's own pages only (Sec-Fetch-Site: \(site))")
+        }
+        if let origin = headers[.origin], !host.accepts(origin: origin, authority: request.head.authority) {
+            return (.forbidden, "\(what) from this server's own pages only (Origin: \(origin))")
+        }
+        guard secret.matches(headers[CourseServer.FieldName(ServeSecret.headerName)!]) else {
+            return (.forbidden, "the page's secret is missing or wrong: reload the page from this server")
         }
         return nil
     }
@@ -70,7 +101,11 @@ final class AnswerDesk: Sendable {
             return Result { () throws(OutboxError) in try placed.outbox.add(placed.entry, quota: quota, index: &index) }
         }
         switch outcome {
-        case .success: return CourseServer.json(.created, ["id": placed.entry.id, "usage_id": placed.entry.usageID])
+        case .success:
+            // For the page opened from file:// later. Best effort: the answer is kept, and the
+            // file is made again from the outbox by the next `answers --add`, sync or submit.
+            try? AnswerStateFiles.write(placed.entry, besides: placed.outbox)
+            return CourseServer.json(.created, ["id": placed.entry.id, "usage_id": placed.entry.usageID])
         case .failure(.full(_, let reason)): return CourseServer.json(CourseServer.insufficientStorage, ["error": "this course's outbox is full: \(reason)"])
         case .failure(.invalidAnswer(let reason)): return CourseServer.json(.badRequest, ["error": reason])
         case .failure(let error): return CourseServer.json(.internalServerError, ["error": "\(error)"])
@@ -107,5 +142,17 @@ final class AnswerDesk: Sendable {
             }
             return body
         }
+    }
+}
+
+/// Routes `CourseServer.statePath` to the desk before the file guards, which would answer it
+/// as a missing file.
+struct AnswerStateRoute<Context: RequestContext>: RouterMiddleware {
+    let desk: AnswerDesk
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard request.uri.path == CourseServer.statePath else { return try await next(request, context) }
+        guard request.method == .get else { return CourseServer.json(.methodNotAllowed, ["error": "the answer state is read with GET"]) }
+        return desk.state(request)
     }
 }

@@ -74,12 +74,14 @@ public struct CourseServer: Sendable {
         let secret = ServeSecret()
         let router = Router()
         router.middlewares.add(HostGuard<BasicRequestContext>(host: host))
+        // Problem pages post the answers given on them (see ProblemRenderer); each goes to the
+        // outbox of the course that has the block, for `sync --submit` to send. They read back
+        // their block's latest state (waiting, graded, refused) to show it.
+        let desk = AnswerDesk(target: ClientTarget(root: realRoot), secret: secret, host: host, limits: limits)
+        router.middlewares.add(AnswerStateRoute<BasicRequestContext>(desk: desk))
         // Course scripts written for the LMS find their pages and files by its URLs.
         router.middlewares.add(LMSRouteGuard<BasicRequestContext>(space: LMSURLSpace(root: realRoot), files: TargetFiles(root: realRoot)))
         router.middlewares.add(TargetGuard<BasicRequestContext>(files: TargetFiles(root: realRoot), secret: secret))
-        // Problem pages post the answers given on them here (see ProblemRenderer); each goes to
-        // the outbox of the course that has the block, for `sync --submit` to send.
-        let desk = AnswerDesk(target: ClientTarget(root: realRoot), secret: secret, host: host, limits: limits)
         router.post(RouterPath(Self.answersPath)) { request, _ -> Response in await desk.answer(request) }
         router.middlewares.add(
             FileMiddleware(realRoot + "/", searchForIndexHtml: true, logger: logger)
@@ -98,6 +100,8 @@ public struct CourseServer: Sendable {
 
     /// Where pages post answers; not a file, so no file of the target can shadow it.
     public static let answersPath = "/_coursepack/answers"
+    /// Where pages read their block's latest answer state (`GET …?usage_id=ID`).
+    public static let statePath = "/_coursepack/state"
 
     /// The cap, kept under the open-file limit (raised to its hard maximum first): past that
     /// limit accept() fails, and a server that cannot accept is a server that is down. Half

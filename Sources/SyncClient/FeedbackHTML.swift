@@ -9,9 +9,12 @@ import Foundation
 public enum FeedbackHTML {
     public static let standardLimit = 64 << 10
 
-    /// Elements dropped with everything inside them.
+    /// Elements dropped with everything inside them. A style sheet would restyle the whole page
+    /// (hide the form, fake a grade); SVG's animation elements can set an attribute (`href`) to a
+    /// `javascript:` URL after any check of the attributes written.
     static let droppedWithContent: Set<String> = [
         "script", "iframe", "object", "embed", "applet", "frame", "frameset", "noscript", "template", "noembed", "noframes",
+        "style", "animate", "set", "animatemotion", "animatetransform",
     ]
     /// Elements whose tags are dropped and whose content stays (a form's inputs show the answer).
     static let droppedTags: Set<String> = ["form", "base", "meta", "link", "html", "head", "body"]

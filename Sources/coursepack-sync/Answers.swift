@@ -27,6 +27,9 @@ struct Answers: ParsableCommand {
             do {
                 let entry = try clientTarget.recordAnswer(data ?? Data())
                 printOutput("recorded \(RemoteText.clean(entry.id, limit: 200)) for \(RemoteText.clean(entry.usageID, limit: 500))")
+                for failure in clientTarget.writeAnswerStates() {
+                    printError("\(DiagnosticID.label("warning", for: failure)): \(RemoteText.clean("\(failure)", limit: 1000)); the answer is recorded")
+                }
             } catch {
                 printError("\(DiagnosticID.label("error", for: error)): \(add): \(RemoteText.clean("\(error)", limit: 1000))")
                 throw ExitCode(ExitStatus.badInput)

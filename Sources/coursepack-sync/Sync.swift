@@ -159,6 +159,9 @@ extension Sync {
         let outcome = report.answers
         printOutput("coursepack: answers: \(outcome.sent) sent, \(outcome.conflicts) held (the block changed), \(outcome.rejected) rejected, \(outcome.kept) kept for later")
         if let reason = outcome.stopReason { printError("error[\(DiagnosticID.answersNotSent.code)]: answers not sent: \(reason); they are kept") }
+        if let failure = report.stateFailure {
+            printError("\(DiagnosticID.label("warning", for: failure)): \(failure); the problems' pages show it after the next sync")
+        }
         if outcome.signInRequired { printError("error[\(DiagnosticID.lmsSignInRequired.code)]: \(request.origin.base) refused the credentials (401/403): sign in again; the answers are kept") }
         var kept = outcome.kept > 0
         switch report.completions {

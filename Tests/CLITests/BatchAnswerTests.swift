@@ -131,6 +131,8 @@ import TestSupport
         (#"<img src=x onerror=alert(1)//><a href="data:text/html,<script>x</script>">d</a>"#, #"<img src="x"><a>d</a>"#),
         (#"<img src="data:image/png;base64,AA"><b>1 < 2</b>"#, #"<img src="data:image/png;base64,AA"><b>1 &lt; 2</b>"#),
         (#"<object data="x.swf"><embed src="x"></object><scr<script>x</script>ipt>"#, "xipt>"),
+        // A style sheet restyles the whole page; an SVG animation sets href after any check.
+        (#"<style>form{display:none}</style><svg><a><animate attributeName="href" values="javascript:alert(1)"/>x</a></svg>"#, "<svg><a>x</a></svg>"),
     ])
     func feedbackIsCleaned(hostile: String, kept: String) throws {
         let graded: [String: Any] = ["status": "graded", "feedback_html": hostile]
