@@ -111,6 +111,9 @@ public struct AnswerSender: Sendable {
         public var stopReason: String?
         /// The LMS has no submissions endpoint (404): answers went to `problem_check` one by one.
         public var usedProblemCheck = false
+        /// The LMS's message when it says the learner is not enrolled in the course (a 403
+        /// `not_enrolled` to a batch): every answer is kept, to send once the learner is again.
+        public var notEnrolled: String?
 
         public init() {}
     }

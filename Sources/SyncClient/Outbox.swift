@@ -206,7 +206,7 @@ public struct Outbox: Sendable {
         return [UInt8](line) + [UInt8(ascii: "\n")]
     }
 
-    static func parseTimestamp(_ text: String) -> Date? {
+    public static func parseTimestamp(_ text: String) -> Date? {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         if let date = formatter.date(from: text) { return date }

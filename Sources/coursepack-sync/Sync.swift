@@ -160,7 +160,14 @@ extension Sync {
         printOutput("coursepack: answers: \(outcome.sent) sent, \(outcome.conflicts) held (the block changed), \(outcome.rejected) rejected, \(outcome.kept) kept for later")
         if let reason = outcome.stopReason { printError("error[\(DiagnosticID.answersNotSent.code)]: answers not sent: \(reason); they are kept") }
         if outcome.signInRequired { printError("error[\(DiagnosticID.lmsSignInRequired.code)]: \(request.origin.base) refused the credentials (401/403): sign in again; the answers are kept") }
-        var kept = outcome.kept > 0
+        if let message = outcome.notEnrolled ?? report.events?.notEnrolled {
+            printError("error[\(DiagnosticID.notEnrolled.code)]: \(request.origin.base) says you are not enrolled in course \(report.courseID): \(message); the answers and events are kept")
+        }
+        var kept = outcome.kept > 0 || outcome.notEnrolled != nil
+        if let events = report.events { kept = printEvents(events) || kept }
+        if !report.outdatedBlocks.isEmpty {
+            printError("warning[\(DiagnosticID.blocksOutdated.code)]: \(report.outdatedBlocks.count) blocks changed on the LMS since this device downloaded them (sync from an up-to-date source to get them): " + report.outdatedBlocks.prefix(20).joined(separator: ", "))
+        }
         switch report.completions {
         case nil:
             break
@@ -177,6 +184,23 @@ extension Sync {
             kept = true
         }
         return kept
+    }
+}
+
+extension Sync {
+    /// Prints what became of the learner events; true when some are kept for later.
+    func printEvents(_ events: AnswerSender.EventSummary) -> Bool {
+        var line = "coursepack: events: \(events.accepted) sent, \(events.refused) refused, \(events.kept) kept for later"
+        if events.waiting > 0 { line += ", \(events.waiting) waiting for the LMS's retry time" }
+        if events.dropped > 0 { line += ", \(events.dropped) dropped unsent (the events journal was full)" }
+        if events.requests > 0 { line += " in \(events.requests) requests" }
+        if let offset = events.clockOffset, abs(offset) >= 60 { line += "; this device's clock is \(Int(abs(offset))) s \(offset > 0 ? "behind" : "ahead of") the LMS's" }
+        printOutput(line)
+        if events.noEndpoint {
+            printOutput("coursepack: events: the LMS has no events endpoint (no coursepack plugin): they are kept on this device, not sent")
+        }
+        if let reason = events.stopReason { printError("error[\(DiagnosticID.eventsNotSent.code)]: events not sent: \(reason); they are kept") }
+        return (events.kept > 0 && !events.noEndpoint) || events.stopReason != nil
     }
 }
 

@@ -536,3 +536,66 @@ def test_an_lms_shaped_course_script_finds_its_config_and_pages_under_serve(tmp_
     finally:
         server.terminate()
         server.wait(10)
+
+
+def read_events(course):
+    """The course's events journal as an independent reader sees it: each event's last record."""
+    path = os.path.join(course, ".coursepack-sync", "events.jsonl")
+    latest = {}
+    if os.path.exists(path):
+        for line in open(path, encoding="utf-8"):
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            entry = record.get("entry")
+            if entry:
+                latest[entry["id"]] = entry
+    return sorted(latest.values(), key=lambda entry: entry["timestamp"])
+
+
+def test_a_served_page_records_video_play_pause_and_page_views_in_the_events_journal(tmp_path_factory):
+    """Real Chromium, only loopback reachable: the learner opens the video page, plays and pauses
+    the video with clicks, and goes back to the outline; the page views and the video events land
+    in the course's events journal, with the block the page shows and the LMS's payload names."""
+    import select
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+
+    course = build_and_sync(EXAMPLE, tmp_path_factory, "events")
+    server = subprocess.Popen([coursepack(), "serve", os.path.dirname(course), "--port", "0"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        ready, _, _ = select.select([server.stdout], [], [], 30)
+        assert ready, "coursepack serve printed nothing in 30 s"
+        served = server.stdout.readline().split()[-1] + quote(os.path.basename(course)) + "/"
+        driver = pagecheck.start_browser(loopback=True)
+        try:
+            driver.get(served + "video/lecture_video/index.html")
+            video = driver.find_element(By.CSS_SELECTOR, "video.coursepack-video")
+            ActionChains(driver).move_to_element(video).click().perform()
+            for _ in range(50):
+                if not driver.execute_script("return document.querySelector('video').paused"):
+                    break
+                time.sleep(0.1)
+            driver.execute_script("document.querySelector('video').pause()")
+            driver.get(served + "index.html")
+            wanted = {"page_view", "play_video", "pause_video"}
+            for _ in range(100):
+                events = read_events(course)
+                if wanted <= {event["name"] for event in events} and len([e for e in events if e["name"] == "page_view"]) >= 2:
+                    break
+                time.sleep(0.1)
+        finally:
+            driver.quit()
+    finally:
+        server.terminate()
+        server.wait(10)
+    video_id = "block-v1:CoursepackX+CP101+2026+type@video+block@lecture_video"
+    names = [(event["name"], event.get("usage_id")) for event in events]
+    assert ("page_view", video_id) in names and ("page_view", None) in names, names
+    assert names.index(("play_video", video_id)) < names.index(("pause_video", video_id)), names
+    play = next(event for event in events if event["name"] == "play_video")
+    assert play["data"]["id"] == "lecture_video" and play["data"]["code"] == "html5", play
+    assert isinstance(play["data"]["currentTime"], (int, float)), play
+    assert all(event["state"] == "pending" and event["timestamp"].endswith("Z") for event in events), events
