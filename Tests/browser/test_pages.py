@@ -555,14 +555,25 @@ def read_events(course):
 
 
 def test_a_served_page_records_video_play_pause_and_page_views_in_the_events_journal(tmp_path_factory):
-    """Real Chromium, only loopback reachable: the learner opens the video page, plays and pauses
-    the video with clicks, and goes back to the outline; the page views and the video events land
-    in the course's events journal, with the block the page shows and the LMS's payload names."""
+    """Real Chromium, only loopback reachable: the learner opens the video page, plays the video,
+    seeks, changes its speed, pauses it and goes back to the outline; the page views and the
+    video events land in the course's events journal, with the block the page shows and the
+    payloads the LMS's tracking log has for them."""
     import select
+    import wave
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
 
-    course = build_and_sync(EXAMPLE, tmp_path_factory, "events")
+    # The example's lecture.mp4 is H.264, which Chromium's open build cannot decode: the same
+    # name holds 3 s of silence as WAV, which Chromium plays in a <video> whatever its name.
+    source = str(tmp_path_factory.mktemp("events-course") / "course")
+    shutil.copytree(EXAMPLE, source)
+    with wave.open(os.path.join(source, "static", "lecture.mp4"), "wb") as sound:
+        sound.setnchannels(1)
+        sound.setsampwidth(2)
+        sound.setframerate(8000)
+        sound.writeframes(b"\0\0" * 8000 * 3)
+    course = build_and_sync(source, tmp_path_factory, "events")
     server = subprocess.Popen([coursepack(), "serve", os.path.dirname(course), "--port", "0"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -572,15 +583,15 @@ def test_a_served_page_records_video_play_pause_and_page_views_in_the_events_jou
         driver = pagecheck.start_browser(loopback=True)
         try:
             driver.get(served + "video/lecture_video/index.html")
-            video = driver.find_element(By.CSS_SELECTOR, "video.coursepack-video")
-            ActionChains(driver).move_to_element(video).click().perform()
-            for _ in range(50):
-                if not driver.execute_script("return document.querySelector('video').paused"):
-                    break
-                time.sleep(0.1)
-            driver.execute_script("document.querySelector('video').pause()")
+            ActionChains(driver).move_to_element(driver.find_element(By.CSS_SELECTOR, "video.coursepack-video")).click().perform()
+            played = driver.execute_async_script(
+                "var done = arguments[0], v = document.querySelector('video'); v.muted = true;"
+                "v.play().then(function () { setTimeout(function () {"
+                "  v.addEventListener('seeked', function () { v.playbackRate = 1.5; setTimeout(function () { v.pause(); done('played'); }, 200); }, { once: true });"
+                "  v.currentTime = 2; }, 300); }).catch(function (e) { done(String(e)); });")
+            assert played == "played", played
             driver.get(served + "index.html")
-            wanted = {"page_view", "play_video", "pause_video"}
+            wanted = {"page_view", "play_video", "pause_video", "seek_video", "speed_change_video"}
             for _ in range(100):
                 events = read_events(course)
                 if wanted <= {event["name"] for event in events} and len([e for e in events if e["name"] == "page_view"]) >= 2:
@@ -594,8 +605,12 @@ def test_a_served_page_records_video_play_pause_and_page_views_in_the_events_jou
     video_id = "block-v1:CoursepackX+CP101+2026+type@video+block@lecture_video"
     names = [(event["name"], event.get("usage_id")) for event in events]
     assert ("page_view", video_id) in names and ("page_view", None) in names, names
-    assert names.index(("play_video", video_id)) < names.index(("pause_video", video_id)), names
-    play = next(event for event in events if event["name"] == "play_video")
-    assert play["data"]["id"] == "lecture_video" and play["data"]["code"] == "html5", play
-    assert isinstance(play["data"]["currentTime"], (int, float)), play
+    order = [names.index((name, video_id)) for name in ["play_video", "seek_video", "speed_change_video", "pause_video"]]
+    assert order == sorted(order), names
+    by_name = {event["name"]: event["data"] for event in events}
+    assert by_name["play_video"]["id"] == "lecture_video" and by_name["play_video"]["code"] == "html5", by_name
+    assert isinstance(by_name["play_video"]["currentTime"], (int, float)), by_name
+    assert 2 <= by_name["seek_video"]["new_time"] < 2.5 and by_name["seek_video"]["old_time"] < 2, by_name
+    assert (by_name["speed_change_video"]["old_speed"], by_name["speed_change_video"]["new_speed"]) == ("1", "1.5"), by_name
+    assert by_name["pause_video"]["currentTime"] >= 2, by_name
     assert all(event["state"] == "pending" and event["timestamp"].endswith("Z") for event in events), events
