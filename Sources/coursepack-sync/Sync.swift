@@ -53,7 +53,7 @@ struct Sync: AsyncParsableCommand {
     @Flag(name: .customLong("dry-run"), help: "Print the plan (blocks and bytes to download and delete, before any budget) and change nothing.")
     var dryRun = false
 
-    @Flag(name: .long, help: "First send the answers given offline to the LMS's problem_check (needs --lms-url; credentials from --lms-token-file, COURSEPACK_LMS_TOKEN or COURSEPACK_LMS_COOKIE).")
+    @Flag(name: .long, help: "First send the answers and learner events given offline to the LMS (the coursepack plugin's batch endpoints, else problem_check; needs --lms-url; credentials from --lms-token-file, COURSEPACK_LMS_TOKEN or COURSEPACK_LMS_COOKIE).")
     var submit = false
 
     @Option(name: .customLong("lms-url"), help: "The LMS answers are sent to, e.g. https://lms.example.org.")
@@ -190,6 +190,7 @@ extension Sync {
 extension Sync {
     /// Prints what became of the learner events; true when some are kept for later.
     func printEvents(_ events: AnswerSender.EventSummary) -> Bool {
+        guard events.requests > 0 || events.waiting > 0 || events.dropped > 0 || events.kept > 0 else { return false }
         var line = "coursepack: events: \(events.accepted) sent, \(events.refused) refused, \(events.kept) kept for later"
         if events.waiting > 0 { line += ", \(events.waiting) waiting for the LMS's retry time" }
         if events.dropped > 0 { line += ", \(events.dropped) dropped unsent (the events journal was full)" }

@@ -98,6 +98,13 @@ import TestSupport
             Posted(page: "/nowhere/index.html", name: "page_view", second: 5),
         ])
         #expect(refused.map(\.status) == [400, 404], "\(refused.map(\.text))")
+        let (server, url, _) = try ServeTests.startServer(target)
+        defer { #expect(server.stop(), "the server outlived its test") }
+        var headers = try ServeTests.pageHeaders(url)
+        headers["X-Coursepack-Secret"] = String(repeating: "0", count: 64)
+        let body = #"{"page": "\#(Self.videoPage)", "events": [{"name": "play_video", "timestamp": "\#(Self.time(6))", "data": {}}]}"#
+        let forged = try ServeTests.get(url, [["name": "forged", "path": "/_coursepack/events", "method": "POST", "body": body, "headers": headers]])
+        #expect(forged["forged"]?.status == 403, "no event without the page's secret")
         #expect(journal(target).events.count == 3)
     }
 

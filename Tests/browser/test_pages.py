@@ -556,9 +556,9 @@ def read_events(course):
 
 def test_a_served_page_records_video_play_pause_and_page_views_in_the_events_journal(tmp_path_factory):
     """Real Chromium, only loopback reachable: the learner opens the video page, plays the video,
-    seeks, changes its speed, pauses it and goes back to the outline; the page views and the
-    video events land in the course's events journal, with the block the page shows and the
-    payloads the LMS's tracking log has for them."""
+    seeks, changes its speed, pauses it, answers the quiz and goes back to the outline; the page
+    views, the video events and the problem check land in the course's events journal, with the
+    block the page shows and the payloads the LMS's tracking log has for them."""
     import select
     import wave
     from selenium.webdriver.common.action_chains import ActionChains
@@ -590,11 +590,14 @@ def test_a_served_page_records_video_play_pause_and_page_views_in_the_events_jou
                 "  v.addEventListener('seeked', function () { v.playbackRate = 1.5; setTimeout(function () { v.pause(); done('played'); }, 200); }, { once: true });"
                 "  v.currentTime = 2; }, 300); }).catch(function (e) { done(String(e)); });")
             assert played == "played", played
+            driver.get(served + "problem/offline_quiz/index.html")
+            driver.find_elements(By.CSS_SELECTOR, "input[type=radio]")[1].click()
+            driver.find_element(By.CSS_SELECTOR, "button.coursepack-submit").click()
             driver.get(served + "index.html")
-            wanted = {"page_view", "play_video", "pause_video", "seek_video", "speed_change_video"}
+            wanted = {"page_view", "play_video", "pause_video", "seek_video", "speed_change_video", "problem_check"}
             for _ in range(100):
                 events = read_events(course)
-                if wanted <= {event["name"] for event in events} and len([e for e in events if e["name"] == "page_view"]) >= 2:
+                if wanted <= {event["name"] for event in events} and any(e["name"] == "page_view" and not e.get("usage_id") for e in events):
                     break
                 time.sleep(0.1)
         finally:
@@ -613,4 +616,7 @@ def test_a_served_page_records_video_play_pause_and_page_views_in_the_events_jou
     assert 2 <= by_name["seek_video"]["new_time"] < 2.5 and by_name["seek_video"]["old_time"] < 2, by_name
     assert (by_name["speed_change_video"]["old_speed"], by_name["speed_change_video"]["new_speed"]) == ("1", "1.5"), by_name
     assert by_name["pause_video"]["currentTime"] >= 2, by_name
+    quiz = "block-v1:CoursepackX+CP101+2026+type@problem+block@offline_quiz"
+    assert ("problem_check", quiz) in names, names
+    assert by_name["problem_check"] == {"problem_id": quiz, "answers": {"input_offline_quiz_2_1": "choice_1"}}, by_name
     assert all(event["state"] == "pending" and event["timestamp"].endswith("Z") for event in events), events
