@@ -87,6 +87,7 @@ extension AnswerSender {
         default:
             entry.state = .pending
             entry.message = "not decided: \(result?.message ?? "the LMS gave no result for it"); kept for the next try"
+            entry.notBefore = result?.retryAfter.map { EventBatch.iso(Date().addingTimeInterval($0)) }
             summary.kept += 1
         }
         do { try outbox.update(entry) } catch { throw .outbox(error) }

@@ -157,7 +157,8 @@ extension Sync {
         request.timeouts = network.timeouts
         let report = try await orExitBadInput { try await clientTarget.submitAnswers(request) }
         let outcome = report.answers
-        printOutput("coursepack: answers: \(outcome.sent) sent, \(outcome.conflicts) held (the block changed), \(outcome.rejected) rejected, \(outcome.kept) kept for later")
+        let waiting = outcome.waiting > 0 ? " (\(outcome.waiting) waiting for the LMS's retry time)" : ""
+        printOutput("coursepack: answers: \(outcome.sent) sent, \(outcome.conflicts) held (the block changed), \(outcome.rejected) rejected, \(outcome.kept) kept for later\(waiting)")
         if let reason = outcome.stopReason { printError("error[\(DiagnosticID.answersNotSent.code)]: answers not sent: \(reason); they are kept") }
         if outcome.signInRequired { printError("error[\(DiagnosticID.lmsSignInRequired.code)]: \(request.origin.base) refused the credentials (401/403): sign in again; the answers are kept") }
         if let message = outcome.notEnrolled ?? report.events?.notEnrolled {

@@ -220,4 +220,19 @@ import TestSupport
         let listed = try TestSupport.coursepack(["answers", target]).stdout
         #expect(listed.contains("sync to get the new version and answer again"), "\(listed)")
     }
+
+    @Test func anAnswerToRetryIsNotSentBeforeRetryAfterNorAreItsBlocksLaterOnes() throws {
+        let (course, published, target, token) = try base.device()
+        let lms = try base.startLMS(course: course)
+        defer { #expect(lms.process.stop(), "the fake LMS outlived its test") }
+        try lms.fail(["batch": ["items": [OutboxTests.quiz: [["status": "retry", "retry_after": 3600, "message": "the LMS answered HTTP 502"]]]]])
+        #expect(try base.answer(target, at: Self.time(1), fields: ["input_offline_quiz_2_1": "choice_1"]).status == 0)
+        let first = try base.submit(published, target, lms, token: token)
+        #expect(first.stdout.contains("answers: 0 sent, 0 held (the block changed), 0 rejected, 1 kept for later"), "\(first.stdout)")
+        #expect(try base.answer(target, at: Self.time(2), fields: ["input_offline_quiz_2_1": "choice_0"]).status == 0)
+        let second = try base.submit(published, target, lms, token: token)
+        #expect(second.status == 1 && second.stdout.contains("2 kept for later (2 waiting for the LMS's retry time)"), "\(second.stdout)")
+        #expect(lms.requests().filter { $0["batch"] != nil }.count == 1, "nothing of the block sent before retry_after")
+        #expect(try base.states(target) == ["\(Self.time(1)) pending", "\(Self.time(2)) pending"])
+    }
 }
