@@ -91,6 +91,8 @@ import TestSupport
         #expect(events.allSatisfy { $0["state"] as? String == "pending" })
         let data = events.first?["data"] as? [String: Any]
         #expect(data?["id"] as? String == "lecture_video" && data?["code"] as? String == "html5", "\(String(describing: data))")
+        let raw = String(decoding: TestSupport.read(target + exampleFolder + "/.coursepack-sync/events.jsonl"), as: UTF8.self)
+        #expect(raw.contains(#""currentTime":0"#) && raw.contains(#""currentTime":4.5"#), "numbers stay numbers: \(raw)")
         #expect(events.map { $0["timestamp"] as? String } == [Self.time(1), Self.time(2), Self.time(3)])
 
         let refused = try post(target, [
