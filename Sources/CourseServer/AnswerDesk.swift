@@ -38,12 +38,21 @@ final class AnswerDesk: Sendable {
 
     /// Why a POST is refused before its body is read, or nil.
     func refusal(of request: Request) -> (status: HTTPResponse.Status, reason: String)? {
-        if let refusal = strangerRefusal(of: request, what: "answers are taken") { return refusal }
+        Self.refusal(of: request, secret: secret, host: host, limit: limits.answerBytes, what: "an answer", whats: "answers")
+    }
+
+    /// The checks every POST from a served page passes (answers and events): from serve's own
+    /// page (`strangerRefusal`), JSON, and a declared size within `limit`. `what`/`whats` name
+    /// what is posted, for the messages.
+    static func refusal(
+        of request: Request, secret: ServeSecret, host: ServedHost, limit: Int, what: String, whats: String
+    ) -> (status: HTTPResponse.Status, reason: String)? {
+        if let refusal = strangerRefusal(of: request, secret: secret, host: host, what: "\(whats) are taken") { return refusal }
         let headers = request.headers
         let type = headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
-        guard type == "application/json" else { return (.unsupportedMediaType, "an answer is sent as application/json") }
-        if let length = headers[.contentLength], (Int(length) ?? Int.max) > limits.answerBytes {
-            return (.contentTooLarge, "an answer is at most \(limits.answerBytes) bytes")
+        guard type == "application/json" else { return (.unsupportedMediaType, "\(what) is sent as application/json") }
+        if let length = headers[.contentLength], (Int(length) ?? Int.max) > limit {
+            return (.contentTooLarge, "\(what) is at most \(limit) bytes")
         }
         return nil
     }
@@ -74,6 +83,12 @@ final class AnswerDesk: Sendable {
     /// Refuses a request that is not from one of serve's own pages: another site's (its
     /// `Sec-Fetch-Site` or `Origin` says so), or one without the run's secret.
     func strangerRefusal(of request: Request, what: String) -> (status: HTTPResponse.Status, reason: String)? {
+        Self.strangerRefusal(of: request, secret: secret, host: host, what: what)
+    }
+
+    static func strangerRefusal(
+        of request: Request, secret: ServeSecret, host: ServedHost, what: String
+    ) -> (status: HTTPResponse.Status, reason: String)? {
         let headers = request.headers
         if let site = headers[CourseServer.FieldName("Sec-Fetch-Site")!], site.lowercased() != "same-origin" {
             return (.forbidden, "\(what) from this server's own pages only (Sec-Fetch-Site: \(site))")
@@ -119,13 +134,13 @@ final class AnswerDesk: Sendable {
 
     /// The body, refused as soon as it grows past `limit` and when it has not all arrived
     /// within `seconds` (a body sent a byte at a time would hold the connection open).
-    static func collect(_ request: Request, upTo limit: Int, within seconds: Double) async throws -> ByteBuffer {
+    static func collect(_ request: Request, upTo limit: Int, within seconds: Double, what: String = "an answer") async throws -> ByteBuffer {
         try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
             group.addTask {
                 var collected = ByteBuffer()
                 for try await part in request.body {
                     guard collected.readableBytes + part.readableBytes <= limit else {
-                        throw BodyError(status: .contentTooLarge, reason: "an answer is at most \(limit) bytes")
+                        throw BodyError(status: .contentTooLarge, reason: "\(what) is at most \(limit) bytes")
                     }
                     var part = part
                     collected.writeBuffer(&part)
@@ -138,7 +153,7 @@ final class AnswerDesk: Sendable {
             }
             defer { group.cancelAll() }
             guard let first = try await group.next(), let body = first else {
-                throw BodyError(status: .requestTimeout, reason: "the answer did not arrive within \(Int(seconds)) s")
+                throw BodyError(status: .requestTimeout, reason: "\(what) did not arrive within \(Int(seconds)) s")
             }
             return body
         }

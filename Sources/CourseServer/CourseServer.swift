@@ -10,7 +10,8 @@ import SyncClient
 /// serves only the target's own files, never its state (see `TargetFiles`), its HTML pages with
 /// the run's secret in them, and the rest through Hummingbird's `FileMiddleware` (MIME types,
 /// `Range` for video, conditional requests). The one thing it writes is an answer one of its
-/// own pages posts to `/_coursepack/answers`, into that course's outbox (see `AnswerDesk`).
+/// own pages posts to `/_coursepack/answers`, into that course's outbox (see `AnswerDesk`), and
+/// the learner events its pages post to `/_coursepack/events` (see `EventDesk`).
 public struct CourseServer: Sendable {
     public let root: String
     public let host: String
@@ -40,6 +41,10 @@ public struct CourseServer: Sendable {
         /// The time an answer's body has to arrive in.
         public var bodySeconds: Double = 10
         public var outbox: Outbox.Quota = .standard
+        /// One posted batch of events' body.
+        public var eventBytes: Int = 64 << 10
+        /// What one course's events journal may hold (oldest events dropped past it).
+        public var events: EventOutbox.Quota = .standard
 
         public init() {}
         public static let standard = Limits()
@@ -80,9 +85,14 @@ public struct CourseServer: Sendable {
         let desk = AnswerDesk(target: ClientTarget(root: realRoot), secret: secret, host: host, limits: limits)
         router.middlewares.add(AnswerStateRoute<BasicRequestContext>(desk: desk))
         // Course scripts written for the LMS find their pages and files by its URLs.
-        router.middlewares.add(LMSRouteGuard<BasicRequestContext>(space: LMSURLSpace(root: realRoot), files: TargetFiles(root: realRoot)))
+        let space = LMSURLSpace(root: realRoot)
+        router.middlewares.add(LMSRouteGuard<BasicRequestContext>(space: space, files: TargetFiles(root: realRoot)))
         router.middlewares.add(TargetGuard<BasicRequestContext>(files: TargetFiles(root: realRoot), secret: secret))
         router.post(RouterPath(Self.answersPath)) { request, _ -> Response in await desk.answer(request) }
+        // Every served page records the learner's events (see EventScript) into its course's
+        // bounded events journal, for `sync --submit` to send.
+        let events = EventDesk(secret: secret, host: host, limits: limits, space: space)
+        router.post(RouterPath(Self.eventsPath)) { request, _ -> Response in await events.events(request) }
         router.middlewares.add(
             FileMiddleware(realRoot + "/", searchForIndexHtml: true, logger: logger)
                 .withAdditionalMediaTypes(forFileExtensions: [
@@ -102,6 +112,8 @@ public struct CourseServer: Sendable {
     public static let answersPath = "/_coursepack/answers"
     /// Where pages read their block's latest answer state (`GET …?usage_id=ID`).
     public static let statePath = "/_coursepack/state"
+    /// Where pages post the learner's events.
+    public static let eventsPath = "/_coursepack/events"
 
     /// The cap, kept under the open-file limit (raised to its hard maximum first): past that
     /// limit accept() fails, and a server that cannot accept is a server that is down. Half

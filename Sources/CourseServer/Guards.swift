@@ -45,7 +45,8 @@ struct TargetGuard<Context: RequestContext>: RouterMiddleware {
         return name.hasSuffix(".html") || name.hasSuffix(".htm") || name.hasSuffix(".xhtml")
     }
 
-    /// The page with the secret in its head. Never cached: the secret changes with every run.
+    /// The page with the secret in its head, and the script that records the learner's events
+    /// (see `EventScript`). Never cached: the secret changes with every run.
     /// Framed by this origin only.
     func page(_ path: String, head: Bool) throws -> Response {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
@@ -54,7 +55,7 @@ struct TargetGuard<Context: RequestContext>: RouterMiddleware {
         guard let data = try handle.read(upToCount: Self.pageSizeLimit + 1), data.count <= Self.pageSizeLimit else {
             return CourseServer.json(.contentTooLarge, ["error": "the page is over \(Self.pageSizeLimit) bytes"])
         }
-        let body = Self.inserting(secret.metaTag, into: [UInt8](data))
+        let body = Self.inserting(secret.metaTag + EventScript.tag, into: [UInt8](data))
         var headers: HTTPFields = [
             .contentType: "text/html; charset=utf-8", .cacheControl: "no-store", .contentLength: String(body.count),
         ]

@@ -118,6 +118,25 @@ final class LMSURLSpace: Sendable {
         return courses().first { !$0.folder.isEmpty && $0.folder == "/" + (parts.first ?? "") }
     }
 
+    /// The installed course a served page belongs to (its folder on disk) and the block the page
+    /// shows; a nil block: the course's outline. Nil for any other path (the course list, a
+    /// navigation frame, a file).
+    func page(at path: String) -> (courseRoot: String, usageID: String?)? {
+        guard path.utf8.count <= 4096, let decoded = path.removingPercentEncoding, decoded.hasPrefix("/") else { return nil }
+        var served = decoded
+        if case .serve(let target) = route(decoded, referer: nil) { served = target.hasPrefix("/") ? target : "/" + target }
+        for course in courses().sorted(by: { $0.folder.count > $1.folder.count }) {
+            guard served.hasPrefix(course.folder + "/") else { continue }
+            var rest = String(served.dropFirst(course.folder.count + 1))
+            if rest.hasSuffix("index.html") { rest.removeLast("index.html".count) }
+            if rest.hasSuffix("/") { rest.removeLast() }
+            if rest.isEmpty { return (root + course.folder, nil) }
+            guard let usageID = course.pages.first(where: { $0.value == rest })?.key else { return nil }
+            return (root + course.folder, usageID)
+        }
+        return nil
+    }
+
     /// The installed courses, built again when the target's state or a course's manifest has
     /// changed since (a sync that ran while serving added, removed or updated a course).
     func courses() -> [LMSCourse] {

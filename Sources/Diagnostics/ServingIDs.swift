@@ -10,9 +10,12 @@ extension DiagnosticID {
     public static let lmsSignInRequired = DiagnosticID("CP616", "the LMS refused the credentials")
     public static let answersNotSent = DiagnosticID("CP617", "the answers could not be sent")
     public static let completionsRefused = DiagnosticID("CP618", "the LMS refused the completions")
+    public static let eventsNotSent = DiagnosticID("CP619", "the learner events could not be sent")
+    public static let notEnrolled = DiagnosticID("CP620", "the LMS says the learner is not enrolled in the course")
+    public static let blocksOutdated = DiagnosticID("CP621", "blocks changed on the LMS since they were downloaded")
 
     static let serving: [DiagnosticID] = [
         cannotServe, invalidLMSURL, insecureLMS, outboxUnwritable, invalidAnswer, outboxFull, invalidOpaqueKey, lmsSignInRequired,
-        answersNotSent, completionsRefused,
+        answersNotSent, completionsRefused, eventsNotSent, notEnrolled, blocksOutdated,
     ]
 }

@@ -16,6 +16,8 @@ extension AnswerSender {
         /// Set when nothing else will get through in this run either.
         var stopReason: String?
         var signInRequired = false
+        /// The LMS says the learner is not enrolled in the course (403 `not_enrolled`).
+        var notEnrolled: String?
     }
 
     /// Sends `ready` (oldest first) in batches. Returns false when the LMS has no submissions
@@ -31,7 +33,7 @@ extension AnswerSender {
             let waiting = left.filter { heldBack.contains($0.usageID) }
             summary.kept += waiting.count
             left = left.filter { !heldBack.contains($0.usageID) }[...]
-            if summary.stopReason != nil || summary.signInRequired {
+            if summary.stopReason != nil || summary.signInRequired || summary.notEnrolled != nil {
                 summary.kept += left.count
                 return true
             }
@@ -73,6 +75,11 @@ extension AnswerSender {
             entry.state = .sent
             entry.message = result?.held.map { held in result?.message ?? "held by the LMS: \(held)" }
             summary.sent += 1
+        case "refused" where result?.kept.reason == "content_changed":
+            // Answered on content the LMS no longer has: never graded against the new problem.
+            entry.state = .conflict
+            entry.message = "content_changed: the problem changed on the LMS after it was downloaded; sync to get the new version and answer again"
+            summary.conflicts += 1
         case "refused":
             entry.state = .rejected
             entry.message = [result?.kept.reason, result?.message].compactMap { $0 }.joined(separator: ": ")
@@ -80,6 +87,7 @@ extension AnswerSender {
         default:
             entry.state = .pending
             entry.message = "not decided: \(result?.message ?? "the LMS gave no result for it"); kept for the next try"
+            entry.notBefore = result?.retryAfter.map { EventBatch.iso(Date().addingTimeInterval($0)) }
             summary.kept += 1
         }
         do { try outbox.update(entry) } catch { throw .outbox(error) }
@@ -95,6 +103,8 @@ extension AnswerSender {
         }
         summary.kept += entries.count
         summary.signInRequired = summary.signInRequired || keeping.signInRequired
+        summary.notEnrolled = summary.notEnrolled ?? keeping.notEnrolled
+        if keeping.notEnrolled != nil { return }
         if !keeping.signInRequired { summary.stopReason = summary.stopReason ?? keeping.stopReason ?? keeping.message }
     }
 
@@ -103,6 +113,9 @@ extension AnswerSender {
     /// learner's answers.
     static func keeping(_ outcome: LMSRequest.Outcome, batch: Bool) -> Keeping {
         switch outcome {
+        case .answered(403, let body, _) where batch && Self.notEnrolled(in: body) != nil:
+            let message = Self.notEnrolled(in: body) ?? ""
+            return Keeping(message: "not enrolled in the course: \(message); kept for the next try", stopReason: nil, notEnrolled: message)
         case .answered(let status, let body, _) where status == 401 || status == 403:
             return Keeping(message: "sign in to the LMS again: " + message(from: body), signInRequired: true)
         case .answered(200...299, _, _):

@@ -111,6 +111,12 @@ public struct AnswerSender: Sendable {
         public var stopReason: String?
         /// The LMS has no submissions endpoint (404): answers went to `problem_check` one by one.
         public var usedProblemCheck = false
+        /// Answers not sent in this run because the LMS asked for a pause (`retry_after`), and
+        /// the later answers of their blocks; counted in `kept` too.
+        public var waiting = 0
+        /// The LMS's message when it says the learner is not enrolled in the course (a 403
+        /// `not_enrolled` to a batch): every answer is kept, to send once the learner is again.
+        public var notEnrolled: String?
 
         public init() {}
     }
@@ -171,6 +177,12 @@ public struct AnswerSender: Sendable {
         for entry in waiting {
             if try !hold(entry, current: current[entry.usageID], outbox: outbox, summary: &summary) { ready.append(entry) }
         }
+        // An answer the LMS asked to retry later waits for its time, and its block's later ones with it.
+        let now = Date()
+        let paused = Set(ready.filter { $0.notBefore.flatMap(Outbox.parseTimestamp).map { $0 > now } ?? false }.map(\.usageID))
+        summary.waiting = ready.filter { paused.contains($0.usageID) }.count
+        summary.kept += summary.waiting
+        ready = ready.filter { !paused.contains($0.usageID) }
         let versions = current.compactMapValues { $0 }
         guard try await !flushInBatches(ready, versions: versions, outbox: outbox, summary: &summary) else { return summary }
         summary.usedProblemCheck = true

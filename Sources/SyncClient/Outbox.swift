@@ -34,6 +34,8 @@ public struct AnswerEntry: Codable, Sendable, Equatable {
     /// What the LMS's submissions endpoint answered for it; nil when it went through
     /// `problem_check` (then `result` holds the grade) or was not answered yet.
     public var lmsResult: LMSResult?
+    /// Not sent again before this time (ISO 8601): the LMS's `retry_after` for it.
+    public var notBefore: String?
 
     public init(id: String, usageID: String, contentHash: String?, timestamp: String, fields: [String: [String]]) {
         self.id = id
@@ -48,6 +50,7 @@ public struct AnswerEntry: Codable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey {
         case id, timestamp, fields, state, attempts, result, message
         case lmsResult = "lms_result"
+        case notBefore = "not_before"
         case usageID = "usage_id"
         case contentHash = "content_hash"
     }
@@ -206,7 +209,7 @@ public struct Outbox: Sendable {
         return [UInt8](line) + [UInt8(ascii: "\n")]
     }
 
-    static func parseTimestamp(_ text: String) -> Date? {
+    public static func parseTimestamp(_ text: String) -> Date? {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         if let date = formatter.date(from: text) { return date }

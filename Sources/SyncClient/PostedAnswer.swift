@@ -97,7 +97,7 @@ public enum PostedAnswer {
     }
 
     /// 64 random bits: two answers posted in the same millisecond to the same block stay two.
-    static func randomHex() -> String {
+    public static func randomHex() -> String {
         var generator = SystemRandomNumberGenerator()
         let value = generator.next() as UInt64
         let hex = String(value, radix: 16)

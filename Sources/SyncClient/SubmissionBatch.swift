@@ -45,6 +45,8 @@ struct SubmissionBatch {
         var message: String?
         var held: String?
         var kept: LMSResult
+        /// Seconds not to send it again before, for a `retry`.
+        var retryAfter: Double?
     }
 
     /// Results by item id; nil when the body is not the endpoint's answer. A result whose id no
@@ -74,6 +76,7 @@ struct SubmissionBatch {
         kept.possible = number(score?["possible"])
         kept.attemptsUsed = number(item["attempts_used"]).map { Int(max(0, min($0, 1e9))) }
         kept.feedbackHTML = (item["feedback_html"] as? String).map { FeedbackHTML.clean($0) }
-        return Result(status: status, message: text("message"), held: text("held", limit: 64), kept: kept)
+        let retryAfter = number(item["retry_after"]).map { min(max($0, 0), 86_400) }
+        return Result(status: status, message: text("message"), held: text("held", limit: 64), kept: kept, retryAfter: retryAfter)
     }
 }

@@ -25,10 +25,14 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .long, help: "A host name clients use for this device besides its addresses (repeatable); requests naming any other host are refused.")
     var allowHost: [String] = []
 
+    @Option(name: .long, help: "Learner events one course's journal keeps until they are sent (the oldest are dropped past it, never an answer).")
+    var maxEvents = CourseServer.Limits.standard.events.entries
+
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
         guard (1...3600).contains(idleTimeout) else { throw ValidationError("--idle-timeout must be 1 to 3600 seconds") }
         guard (1...1_000_000).contains(maxConnections) else { throw ValidationError("--max-connections must be 1 to 1000000") }
+        guard (1...1_000_000).contains(maxEvents) else { throw ValidationError("--max-events must be 1 to 1000000") }
     }
 
     func run() async throws {
@@ -38,6 +42,7 @@ struct Serve: AsyncParsableCommand {
             var limits = CourseServer.Limits.standard
             limits.idleSeconds = idleTimeout
             limits.connections = maxConnections
+            limits.events.entries = maxEvents
             try await CourseServer(root: root, host: bind, port: port, allowedHosts: allowHost, limits: limits).run { port in
                 FileHandle.standardOutput.write(Data("coursepack: serving \(root) at http://\(shown):\(port)/\n".utf8))
             }

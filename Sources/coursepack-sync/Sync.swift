@@ -53,7 +53,7 @@ struct Sync: AsyncParsableCommand {
     @Flag(name: .customLong("dry-run"), help: "Print the plan (blocks and bytes to download and delete, before any budget) and change nothing.")
     var dryRun = false
 
-    @Flag(name: .long, help: "First send the answers given offline to the LMS's problem_check (needs --lms-url; credentials from --lms-token-file, COURSEPACK_LMS_TOKEN or COURSEPACK_LMS_COOKIE).")
+    @Flag(name: .long, help: "First send the answers and learner events given offline to the LMS (the coursepack plugin's batch endpoints, else problem_check; needs --lms-url; credentials from --lms-token-file, COURSEPACK_LMS_TOKEN or COURSEPACK_LMS_COOKIE).")
     var submit = false
 
     @Option(name: .customLong("lms-url"), help: "The LMS answers are sent to, e.g. https://lms.example.org.")
@@ -157,13 +157,21 @@ extension Sync {
         request.timeouts = network.timeouts
         let report = try await orExitBadInput { try await clientTarget.submitAnswers(request) }
         let outcome = report.answers
-        printOutput("coursepack: answers: \(outcome.sent) sent, \(outcome.conflicts) held (the block changed), \(outcome.rejected) rejected, \(outcome.kept) kept for later")
+        let waiting = outcome.waiting > 0 ? " (\(outcome.waiting) waiting for the LMS's retry time)" : ""
+        printOutput("coursepack: answers: \(outcome.sent) sent, \(outcome.conflicts) held (the block changed), \(outcome.rejected) rejected, \(outcome.kept) kept for later\(waiting)")
         if let reason = outcome.stopReason { printError("error[\(DiagnosticID.answersNotSent.code)]: answers not sent: \(reason); they are kept") }
         if let failure = report.stateFailure {
             printError("\(DiagnosticID.label("warning", for: failure)): \(failure); the problems' pages show it after the next sync")
         }
         if outcome.signInRequired { printError("error[\(DiagnosticID.lmsSignInRequired.code)]: \(request.origin.base) refused the credentials (401/403): sign in again; the answers are kept") }
-        var kept = outcome.kept > 0
+        if let message = outcome.notEnrolled ?? report.events?.notEnrolled {
+            printError("error[\(DiagnosticID.notEnrolled.code)]: \(request.origin.base) says you are not enrolled in course \(report.courseID): \(message); the answers and events are kept")
+        }
+        var kept = outcome.kept > 0 || outcome.notEnrolled != nil
+        if let events = report.events { kept = printEvents(events) || kept }
+        if !report.outdatedBlocks.isEmpty {
+            printError("warning[\(DiagnosticID.blocksOutdated.code)]: \(report.outdatedBlocks.count) blocks changed on the LMS since this device downloaded them (sync from an up-to-date source to get them): " + report.outdatedBlocks.prefix(20).joined(separator: ", "))
+        }
         switch report.completions {
         case nil:
             break
@@ -180,6 +188,24 @@ extension Sync {
             kept = true
         }
         return kept
+    }
+}
+
+extension Sync {
+    /// Prints what became of the learner events; true when some are kept for later.
+    func printEvents(_ events: AnswerSender.EventSummary) -> Bool {
+        guard events.requests > 0 || events.waiting > 0 || events.dropped > 0 || events.kept > 0 else { return false }
+        var line = "coursepack: events: \(events.accepted) sent, \(events.refused) refused, \(events.kept) kept for later"
+        if events.waiting > 0 { line += ", \(events.waiting) waiting for the LMS's retry time" }
+        if events.dropped > 0 { line += ", \(events.dropped) dropped unsent (the events journal was full)" }
+        if events.requests > 0 { line += " in \(events.requests) requests" }
+        if let offset = events.clockOffset, abs(offset) >= 60 { line += "; this device's clock is \(Int(abs(offset))) s \(offset > 0 ? "behind" : "ahead of") the LMS's" }
+        printOutput(line)
+        if events.noEndpoint {
+            printOutput("coursepack: events: the LMS has no events endpoint (no coursepack plugin): they are kept on this device, not sent")
+        }
+        if let reason = events.stopReason { printError("error[\(DiagnosticID.eventsNotSent.code)]: events not sent: \(reason); they are kept") }
+        return (events.kept > 0 && !events.noEndpoint) || events.stopReason != nil
     }
 }
 

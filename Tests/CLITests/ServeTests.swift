@@ -70,6 +70,12 @@ import TestSupport
 
     static func metaTag(_ secret: String) -> String { "<meta name=\"coursepack-serve-secret\" content=\"\(secret)\">" }
 
+    /// A served page without what serve put into its head: the secret, then the events script.
+    static func withoutServeHead(_ page: String, secret: String) -> String {
+        guard let tag = page.range(of: metaTag(secret)), let script = page.range(of: "</script>", range: tag.upperBound..<page.endIndex) else { return page }
+        return String(page[..<tag.lowerBound]) + String(page[script.upperBound...])
+    }
+
     /// The run's secret, as the page script reads it from a served page.
     static func secret(in page: Answer) -> String? {
         guard let start = page.text.range(of: "<meta name=\"coursepack-serve-secret\" content=\"") else { return nil }
@@ -133,8 +139,8 @@ import TestSupport
         let page = try #require(answers["page"])
         #expect(page.status == 200 && page.type.hasPrefix("text/html"))
         let secret = try #require(Self.secret(in: page))
-        #expect(Array(page.text.replacingOccurrences(of: Self.metaTag(secret), with: "").utf8) == TestSupport.read(course + "/html/welcome_page/index.html"),
-                "the page as it is on disk, with the run's secret in its head")
+        #expect(Array(Self.withoutServeHead(page.text, secret: secret).utf8) == TestSupport.read(course + "/html/welcome_page/index.html"),
+                "the page as it is on disk, with the run's secret and the events script in its head")
         let range = try #require(answers["range"])
         let file = TestSupport.read(target + video)
         #expect(range.status == 206, "\(range.status)")

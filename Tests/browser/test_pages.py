@@ -536,3 +536,87 @@ def test_an_lms_shaped_course_script_finds_its_config_and_pages_under_serve(tmp_
     finally:
         server.terminate()
         server.wait(10)
+
+
+def read_events(course):
+    """The course's events journal as an independent reader sees it: each event's last record."""
+    path = os.path.join(course, ".coursepack-sync", "events.jsonl")
+    latest = {}
+    if os.path.exists(path):
+        for line in open(path, encoding="utf-8"):
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            entry = record.get("entry")
+            if entry:
+                latest[entry["id"]] = entry
+    return sorted(latest.values(), key=lambda entry: entry["timestamp"])
+
+
+def test_a_served_page_records_video_play_pause_and_page_views_in_the_events_journal(tmp_path_factory):
+    """Real Chromium, only loopback reachable: the learner opens the video page, plays the video,
+    seeks, changes its speed, pauses it, answers the quiz and goes back to the outline; the page
+    views, the video events and the problem check land in the course's events journal, with the
+    block the page shows and the payloads the LMS's tracking log has for them."""
+    import select
+    import wave
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+
+    # The example's lecture.mp4 is H.264, which Chromium's open build cannot decode: the same
+    # name holds 3 s of silence as WAV, which Chromium plays in a <video> whatever its name.
+    source = str(tmp_path_factory.mktemp("events-course") / "course")
+    shutil.copytree(EXAMPLE, source)
+    with wave.open(os.path.join(source, "static", "lecture.mp4"), "wb") as sound:
+        sound.setnchannels(1)
+        sound.setsampwidth(2)
+        sound.setframerate(8000)
+        sound.writeframes(b"\0\0" * 8000 * 3)
+    course = build_and_sync(source, tmp_path_factory, "events")
+    server = subprocess.Popen([coursepack(), "serve", os.path.dirname(course), "--port", "0"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        ready, _, _ = select.select([server.stdout], [], [], 30)
+        assert ready, "coursepack serve printed nothing in 30 s"
+        served = server.stdout.readline().split()[-1] + quote(os.path.basename(course)) + "/"
+        driver = pagecheck.start_browser(loopback=True)
+        try:
+            driver.get(served + "video/lecture_video/index.html")
+            ActionChains(driver).move_to_element(driver.find_element(By.CSS_SELECTOR, "video.coursepack-video")).click().perform()
+            played = driver.execute_async_script(
+                "var done = arguments[0], v = document.querySelector('video'); v.muted = true;"
+                "v.play().then(function () { setTimeout(function () {"
+                "  v.addEventListener('seeked', function () { v.playbackRate = 1.5; setTimeout(function () { v.pause(); done('played'); }, 200); }, { once: true });"
+                "  v.currentTime = 2; }, 300); }).catch(function (e) { done(String(e)); });")
+            assert played == "played", played
+            driver.get(served + "problem/offline_quiz/index.html")
+            driver.find_elements(By.CSS_SELECTOR, "input[type=radio]")[1].click()
+            driver.find_element(By.CSS_SELECTOR, "button.coursepack-submit").click()
+            driver.get(served + "index.html")
+            wanted = {"page_view", "play_video", "pause_video", "seek_video", "speed_change_video", "problem_check"}
+            for _ in range(100):
+                events = read_events(course)
+                if wanted <= {event["name"] for event in events} and any(e["name"] == "page_view" and not e.get("usage_id") for e in events):
+                    break
+                time.sleep(0.1)
+        finally:
+            driver.quit()
+    finally:
+        server.terminate()
+        server.wait(10)
+    video_id = "block-v1:CoursepackX+CP101+2026+type@video+block@lecture_video"
+    names = [(event["name"], event.get("usage_id")) for event in events]
+    assert ("page_view", video_id) in names and ("page_view", None) in names, names
+    order = [names.index((name, video_id)) for name in ["play_video", "seek_video", "speed_change_video", "pause_video"]]
+    assert order == sorted(order), names
+    by_name = {event["name"]: event["data"] for event in events}
+    assert by_name["play_video"]["id"] == "lecture_video" and by_name["play_video"]["code"] == "html5", by_name
+    assert isinstance(by_name["play_video"]["currentTime"], (int, float)), by_name
+    assert 2 <= by_name["seek_video"]["new_time"] < 2.5 and by_name["seek_video"]["old_time"] < 2, by_name
+    assert (by_name["speed_change_video"]["old_speed"], by_name["speed_change_video"]["new_speed"]) == ("1", "1.5"), by_name
+    assert by_name["pause_video"]["currentTime"] >= 2, by_name
+    quiz = "block-v1:CoursepackX+CP101+2026+type@problem+block@offline_quiz"
+    assert ("problem_check", quiz) in names, names
+    assert by_name["problem_check"] == {"problem_id": quiz, "answers": {"input_offline_quiz_2_1": "choice_1"}}, by_name
+    assert all(event["state"] == "pending" and event["timestamp"].endswith("Z") for event in events), events
