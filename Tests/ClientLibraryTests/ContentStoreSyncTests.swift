@@ -102,6 +102,7 @@ import TestSupport
         let sent = Self.bytesSent(server)
         let limit = Double(floor.floor + floor.manifest) * 1.10
         #expect(Double(sent) <= limit, "a full sync sent \(sent) bytes; the floor is \(floor.floor) + manifest \(floor.manifest)")
+        print("full sync: \(sent) bytes sent, floor \(floor.floor) + manifest \(floor.manifest): \(Double(sent) / Double(floor.floor + floor.manifest))x")
         #expect(!server.requests().contains { $0.contains(".zip ") }, "no block archive is downloaded when the manifest lists contents")
         let courseRoot = target + "/" + report.courseFolder
         #expect(try Self.linkedFiles(courseRoot: courseRoot, store: ClientTarget(root: target).contentStore) > 100)
@@ -115,6 +116,7 @@ import TestSupport
         #expect(resync.summary?.failures.isEmpty == true)
         #expect((resync.summary?.downloadedBlocks ?? 0) >= floor.sharedUsers, "every block that lists the file is updated")
         let resent = Self.bytesSent(server) { !$0.hasSuffix("/manifest.json") }
+        print("resync after editing a file \(floor.sharedUsers) blocks list: \(resent) bytes besides the manifest, the file is \(edited.sharedCompressed) compressed")
         #expect(resent <= 3 * edited.sharedCompressed + 20_000, "the resync sent \(resent) bytes for one edited file of \(edited.sharedCompressed)")
         #expect(try Self.linkedFiles(courseRoot: courseRoot, store: ClientTarget(root: target).contentStore) > 100)
         let stored = ClientTarget(root: target).contentStore.contents()
@@ -126,6 +128,7 @@ import TestSupport
     /// Every page's relative links to its own static folder resolve.
     static let brokenLinks = """
         import json, os, re, sys
+        from urllib.parse import unquote
         root = sys.argv[1]
         m = json.load(open(os.path.join(root, "manifest.json")))
         bad = []
@@ -134,7 +137,7 @@ import TestSupport
             folder = os.path.join(root, b["archive"][:-4])
             page = open(os.path.join(folder, "index.html"), encoding="utf-8", errors="replace").read()
             for link in re.findall(r'(?:src|href)="(static/[^"#?]+)', page):
-                if not os.path.isfile(os.path.join(folder, link)): bad.append(folder + ": " + link)
+                if not os.path.isfile(os.path.join(folder, unquote(link))): bad.append(folder + ": " + link)
         print(json.dumps(bad))
         """
 
