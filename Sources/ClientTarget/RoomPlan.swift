@@ -52,7 +52,7 @@ extension ClientTarget {
         var plan = RoomPlan()
         guard let budget = state.budget else {
             plan.keep = Set(requested).union(course.offlineIDs.filter { course.isPinned($0, pins: pins) })
-            if fill { plan.keep.formUnion(course.offlineIDs) }
+            if fill { plan.keep.formUnion(course.offlineIDs.filter { !archived.contains($0) || installed[courseFolder]?.costs[$0] != nil }) }
             return plan
         }
         var room = ByteAllowance(left: budget)

@@ -223,4 +223,92 @@ import TestSupport
         #expect(after == before, "the installed version is kept")
         #expect(!FileManager.default.fileExists(atPath: folder + "/escaped.html") && !FileManager.default.fileExists(atPath: target + "/html/escaped.html"))
     }
+
+    /// `du -sb`, the independent measure of what a target takes.
+    static func du(_ path: String) throws -> UInt64 {
+        let result = try TestSupport.run("/usr/bin/du", ["-sb", path])
+        return UInt64(result.stdout.split(separator: "\t").first ?? "") ?? 0
+    }
+
+    @Test func withHalfTheCourseAsBudgetTheTargetStaysWithinItAndNothingDownloadedIsEvicted() async throws {
+        let folder = TestSupport.temporaryFolder("store-budget")
+        let published = try Self.build(TestSupport.demoCourse, into: folder)
+        _ = try Self.contentAddress(published)
+        let server = try Self.nginx(published)
+        defer { server.stop() }
+        let whole = folder + "/whole"
+        _ = try await Self.sync(server.baseURL, into: whole)
+        let full = try Self.du(whole)
+        #expect(ClientTarget(root: whole).diskUsage().total == full, "the parts add up to du -sb")
+
+        let target = folder + "/half"
+        var request = ClientTarget.SyncRequest(source: SyncSource(server.baseURL))
+        request.budget = full / 2
+        let report = try await ClientTarget(root: target).sync(request)
+        let downloaded = Set(report.summary?.plan.downloads.map(\.usageID) ?? [])
+        #expect(report.evicted.isEmpty, "no block is downloaded and then evicted: \(report.evicted.count) were")
+        #expect(downloaded.count > 50 && downloaded.count < 293, "\(downloaded.count) blocks fit")
+        let used = try Self.du(target)
+        print("half budget: \(used) of \(full / 2) bytes (du -sb), \(downloaded.count) blocks; the whole course takes \(full)")
+        #expect(used <= full / 2, "du -sb \(used) > budget \(full / 2)")
+        #expect(ClientTarget(root: target).diskUsage().total == used)
+        #expect(Double(used) >= Double(full / 2) * 0.85, "the budget is used, not wasted: \(used) of \(full / 2)")
+        let status = try ClientTarget(root: target).status()
+        #expect(status.bytes == used && status.usage.blocks > 0 && status.usage.sharedFiles > 0 && status.usage.state > 0 && status.usage.outlinePages > 0)
+
+        // A course edit and a resync stay within it too.
+        _ = try Self.contentAddress(published, hostile: "edit-shared")
+        let again = try await ClientTarget(root: target).sync(.init(source: SyncSource(server.baseURL)))
+        #expect(again.evicted.allSatisfy { !(again.summary?.plan.downloads.map(\.usageID) ?? []).contains($0) })
+        #expect(try Self.du(target) <= full / 2)
+    }
+
+    @Test func expireAfterRemovesUnpinnedBlocksNotOpenedForThatLongWithAnInjectedClock() async throws {
+        let folder = TestSupport.temporaryFolder("store-expire")
+        let published = try Self.build(TestSupport.exampleCourse, into: folder)
+        _ = try Self.contentAddress(published)
+        let manifest = try #require(try ManifestFile.read(published + "/manifest.json"))
+        let offline = manifest.blocks.filter(\.isOffline).map(\.usageID)
+        try #require(offline.count >= 3)
+        let (pinned, opened) = (offline[0], offline[1])
+        let target = folder + "/device"
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        let day = 86_400.0
+        var request = ClientTarget.SyncRequest(source: .folder(published))
+        request.expireAfter = 30 * day
+        request.pin = [pinned]
+        request.now = { start }
+        let first = try await ClientTarget(root: target).sync(request)
+        #expect(first.summary?.failures.isEmpty == true && first.expired.isEmpty)
+        #expect(try ClientTarget(root: target).readState().expireAfter == 30 * day, "remembered like the budget")
+        _ = try ClientTarget(root: target).markOpened(opened, at: start.addingTimeInterval(20 * day))
+        let storeBefore = ClientTarget(root: target).contentStore.contents().count
+
+        // 29 days on, nothing goes; 31 days on, every unpinned block not opened since goes.
+        var later = ClientTarget.SyncRequest(source: .folder(published))
+        later.now = { start.addingTimeInterval(29 * day) }
+        #expect(try await ClientTarget(root: target).sync(later).expired.isEmpty)
+        later.now = { start.addingTimeInterval(31 * day) }
+        let expired = try await ClientTarget(root: target).sync(later)
+        #expect(Set(expired.expired) == Set(offline).subtracting([pinned, opened]), "\(expired.expired)")
+        #expect(expired.summary?.plan.downloads.isEmpty == true, "a plain sync does not bring archived blocks back")
+        let courseRoot = target + "/" + expired.courseFolder
+        let local = try #require(try ManifestFile.read(courseRoot + "/manifest.json"))
+        #expect(Set(local.blocks.filter { $0.isOffline && $0.files != nil }.map(\.usageID)) == [pinned, opened])
+        for id in offline {
+            let block = try #require(manifest.blocks.first { $0.usageID == id })
+            let present = FileManager.default.fileExists(atPath: courseRoot + "/" + String(try #require(block.archive).dropLast(4)))
+            #expect(present == (id == pinned || id == opened), "\(id)")
+        }
+        #expect(ClientTarget(root: target).contentStore.contents().count < storeBefore, "their contents went with them")
+        _ = try Self.linkedFiles(courseRoot: courseRoot, store: ClientTarget(root: target).contentStore)
+
+        // Asked for, an archived block comes back.
+        var ask = ClientTarget.SyncRequest(source: .folder(published))
+        ask.selection = [offline[2]]
+        ask.now = { start.addingTimeInterval(32 * day) }
+        let back = try await ClientTarget(root: target).sync(ask)
+        #expect(back.summary?.plan.downloads.map(\.usageID) == [offline[2]])
+        #expect(try ClientTarget(root: target).readState().courses[back.courseFolder]?.archived?.contains(offline[2]) != true)
+    }
 }
