@@ -228,10 +228,10 @@ extension ClientTarget {
         let usage = diskUsage()
         let courseRoot = root + "/" + courseFolder
         let copies = [courseRoot + "/manifest.json", SyncClient.stateFolder(of: courseRoot) + "/server-manifest.json", OutlinePage.publishedPath(courseRoot: courseRoot)]
-        let present = copies.reduce(UInt64(0)) { total, path in
-            var info = stat()
-            return total + (lstat(path, &info) == 0 ? UInt64(info.st_size) : 0)
-        }
+        // What this course's copies and pages take now is replaced by what the sync writes.
+        var walk = UsageWalk()
+        for path in copies + [courseRoot + "/index.html", courseRoot + "/" + Self.navigationFolderName] { walk.walk(path, as: .state) }
+        let present = walk.usage.state
         let manifestBytes = UInt64(ManifestFile.encode(course.manifest).count)
         let pages = OutlinePage.estimatedBytes(for: course.manifest)
         let grown = (3 * manifestBytes + pages).subtractingReportingOverflow(present).overflow ? 0 : 3 * manifestBytes + pages - present
