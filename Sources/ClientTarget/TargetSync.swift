@@ -232,12 +232,18 @@ extension ClientTarget {
         var walk = UsageWalk()
         for path in copies + [courseRoot + "/index.html", courseRoot + "/" + Self.navigationFolderName] { walk.walk(path, as: .state) }
         let present = walk.usage.state
+        // Inventories count with their folders (`FolderCost`), not here.
+        var inventories = UsageWalk()
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [] {
+            inventories.walk(SyncClient.stateFolder(of: root + "/" + name) + "/files", as: .state)
+        }
+        let state = usage.state - min(usage.state, inventories.usage.state)
         let manifestBytes = UInt64(ManifestFile.encode(course.manifest).count)
         let pages = OutlinePage.estimatedBytes(for: course.manifest)
         let grown = (3 * manifestBytes + pages).subtractingReportingOverflow(present).overflow ? 0 : 3 * manifestBytes + pages - present
         // A folder listing many entries grows past one block: a margin of 1% for what no
         // estimate sees (type folders, outboxes, the store's prefix folders).
-        let base = usage.state + usage.outlinePages + grown
+        let base = state + usage.outlinePages + grown
         return base + base / 100 + 4 * DiskUsage.folderBytes
     }
 
@@ -319,9 +325,21 @@ extension ClientTarget {
     /// course's outline page and the target's index are written, and the state is saved.
     func finish(state: inout State, courseFolder: String, filled: [String], report: inout SyncReport) throws(ClientError) {
         var installed = installedViews(state: state)
+        try writePages(installed, state: &state)
+        // Checked on the disk once everything is written; pages and state only shrink with
+        // the blocks evicted, so they are written again after.
         let (evictedAfter, installedBytes) = try enforceBudget(on: &installed, state: state, courseFolder: courseFolder, filled: filled)
         report.evicted += evictedAfter
         report.installedBytes = installedBytes
+        if !evictedAfter.isEmpty {
+            try writePages(installed, state: &state)
+            report.installedBytes = diskUsage().total
+        }
+    }
+
+    /// Keeps last use for installed blocks only, writes every course's outline page and the
+    /// target's index, saves the state and collects the store.
+    private func writePages(_ installed: [String: InstalledCourse], state: inout State) throws(ClientError) {
         for (name, view) in installed {
             let present = Set(view.installedIDs)
             let kept = (state.courses[name]?.lastUse ?? [:]).filter { present.contains($0.key) }
