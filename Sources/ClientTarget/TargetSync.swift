@@ -222,8 +222,8 @@ extension ClientTarget {
 
     /// What the target will take besides folders and their contents once this sync is done:
     /// its state and outline pages as they are now, with this course's manifest copies (the
-    /// local manifest, the server's kept for a conditional request, the published one the
-    /// outline reads) and outline pages as the server's manifest makes them.
+    /// local manifest, and the server's the outline reads) and outline pages as the server's
+    /// manifest makes them instead of what they take now.
     func overhead(for course: CourseView, in courseFolder: String) -> UInt64 {
         let usage = diskUsage()
         let courseRoot = root + "/" + courseFolder
@@ -240,7 +240,10 @@ extension ClientTarget {
         let state = usage.state - min(usage.state, inventories.usage.state)
         let manifestBytes = UInt64(ManifestFile.encode(course.manifest).count)
         let pages = OutlinePage.estimatedBytes(for: course.manifest)
-        let grown = (3 * manifestBytes + pages).subtractingReportingOverflow(present).overflow ? 0 : 3 * manifestBytes + pages - present
+        // Two copies: the local manifest, and the server's (over HTTP the one kept for a
+        // conditional request, which the outline's copy is a link to).
+        let written = 2 * manifestBytes + pages
+        let grown = written > present ? written - present : 0
         // A folder listing many entries grows past one block: a margin of 1% for what no
         // estimate sees (type folders, outboxes, the store's prefix folders).
         let base = state + usage.outlinePages + grown
