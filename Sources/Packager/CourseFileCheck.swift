@@ -8,7 +8,7 @@ import ZlibStream
 /// How a published folder's course files differ from its manifest: each content present at its
 /// path, of the listed size, decoding to bytes whose SHA-256 is its name; each listing naming
 /// only listed contents, with its exact unpacked size and the same paths and sizes as its
-/// archive; and nothing in the folder that the manifest does not name.
+/// archive.
 enum CourseFileCheck {
     /// Problems of the top-level `files`, each with the path it concerns.
     static func contentProblems(in folder: String, manifest: CourseManifest) -> [(file: String, message: String)] {
@@ -103,28 +103,5 @@ enum CourseFileCheck {
             problems.append("\(name) is \(entries[name] ?? 0) bytes in the archive, its content \(sizes[name] ?? 0)")
         }
         return problems
-    }
-
-    /// Paths in the folder that the manifest does not name (besides the manifest itself).
-    static func unnamed(in folder: String, manifest: CourseManifest) -> [String] {
-        var named: Set<String> = ["manifest.json"]
-        named.formUnion(manifest.blocks.compactMap(\.archive))
-        named.formUnion(manifest.sharedArchives.map(\.archive))
-        named.formUnion((manifest.files ?? [:]).map { $0.value.path(sha256: $0.key) })
-        var found: [String] = []
-        func walk(_ relative: String) {
-            let path = relative.isEmpty ? folder : folder + "/" + relative
-            for name in ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted() {
-                let inner = relative.isEmpty ? name : relative + "/" + name
-                var info = stat()
-                if lstat(folder + "/" + inner, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
-                    walk(inner)
-                } else if !named.contains(inner) {
-                    found.append(inner)
-                }
-            }
-        }
-        walk("")
-        return found
     }
 }
