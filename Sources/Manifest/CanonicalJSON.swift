@@ -75,28 +75,28 @@ enum CanonicalJSON {
         out.string(shared.sha256)
         out.key("size", in: &inner)
         out.unsigned(shared.size)
-        if let unpacked = shared.unpackedSize { out.key("unpacked_size", in: &inner); out.unsigned(unpacked) }
+        if let unpackedSize = shared.unpackedSize { out.key("unpacked_size", in: &inner); out.unsigned(unpackedSize) }
         out.endObject(inner)
     }
 
-    /// The course file contents, one level below the top, keys in byte order.
+    /// The top-level contents, by key in byte order, one level below the top.
     private static func encode(_ files: [String: CourseFile], into out: inout Writer) {
-        var inner = out.beginObject(level: 1)
-        for key in files.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
-            guard let file = files[key] else { continue }
-            out.dynamicKey(key, in: &inner)
-            var entry = out.beginObject(level: 2)
-            out.key("compressed_size", in: &entry)
+        var object = out.beginObject(level: 1)
+        for sha256 in files.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+            guard let file = files[sha256] else { continue }
+            out.dynamicKey(sha256, in: &object)
+            var inner = out.beginObject(level: 2)
+            out.key("compressed_size", in: &inner)
             out.unsigned(file.compressedSize)
-            if let encoding = file.encoding { out.key("encoding", in: &entry); out.string(encoding.rawValue) }
-            out.key("size", in: &entry)
+            if let encoding = file.encoding { out.key("encoding", in: &inner); out.string(encoding.rawValue) }
+            out.key("size", in: &inner)
             out.unsigned(file.size)
-            out.endObject(entry)
+            out.endObject(inner)
         }
-        out.endObject(inner)
+        out.endObject(object)
     }
 
-    /// A folder's listing (path → content key), paths in byte order.
+    /// A folder's listing, paths in byte order.
     private static func encode(_ listing: FileListing, into out: inout Writer, level: Int) {
         var inner = out.beginObject(level: level)
         for path in listing.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
@@ -142,7 +142,7 @@ enum CanonicalJSON {
         }
         out.key("type", in: &object)
         out.string(block.type)
-        if let unpacked = block.unpackedSize { out.key("unpacked_size", in: &object); out.unsigned(unpacked) }
+        if let unpackedSize = block.unpackedSize { out.key("unpacked_size", in: &object); out.unsigned(unpackedSize) }
         out.key("usage_id", in: &object)
         out.string(block.usageID)
         out.endObject(object)

@@ -12,7 +12,7 @@ enum ManifestReader {
             let publishedAt = fields.string("published_at"), let generator = fields.string("generator"),
             let blocks = fields.array("blocks", block), let runtime = fields.optional("runtime", sharedArchive),
             let outline = fields.optional("outline", { $0.array(outlineEntry) }), let search = fields.optional("search", sharedArchive),
-            let files = fields.optional("files", courseFiles)
+            let files = fields.optional("files", Self.courseFiles)
         else { return nil }
         var manifest = CourseManifest(courseID: courseID, publishedAt: publishedAt, generator: generator, blocks: blocks, runtime: runtime)
         manifest.schemaVersion = schemaVersion
@@ -26,28 +26,27 @@ enum ManifestReader {
         guard case .object(let object) = value else { return nil }
         var files: [String: CourseFile] = [:]
         for (key, entry) in object {
-            guard case .object(let fieldsObject) = entry else { return nil }
-            let fields = Fields(fieldsObject)
-            guard let size = fields.unsigned("size"), let compressed = fields.unsigned("compressed_size"),
+            guard case .object(let inner) = entry else { return nil }
+            let fields = Fields(inner)
+            guard let size = fields.unsigned("size"), let compressedSize = fields.unsigned("compressed_size"),
                 let encodingName = fields.optional("encoding", { $0.string })
             else { return nil }
             var encoding: CourseFile.Encoding?
             if let encodingName {
-                // An encoding this reader does not know: the generic decoder says why.
                 guard let known = CourseFile.Encoding(rawValue: encodingName) else { return nil }
                 encoding = known
             }
-            files[key] = CourseFile(size: size, compressedSize: compressed, encoding: encoding)
+            files[key] = CourseFile(size: size, compressedSize: compressedSize, encoding: encoding)
         }
         return files
     }
 
     static func listing(_ value: JSONValue) -> FileListing? {
         guard case .object(let object) = value else { return nil }
-        var listing: FileListing = [:]
-        for (path, key) in object {
-            guard let key = key.string else { return nil }
-            listing[path] = key
+        var listing = FileListing()
+        for (key, sha256) in object {
+            guard let sha256 = sha256.string else { return nil }
+            listing[key] = sha256
         }
         return listing
     }
@@ -76,12 +75,12 @@ enum ManifestReader {
         guard case .object(let object) = value else { return nil }
         let fields = Fields(object)
         guard let archive = fields.string("archive"), let size = fields.unsigned("size"), let sha256 = fields.string("sha256"),
-            let contentHash = fields.string("content_hash"), let files = fields.optional("files", listing),
-            let unpacked = fields.optional("unpacked_size", { $0.unsigned })
+            let contentHash = fields.string("content_hash"), let files = fields.optional("files", Self.listing),
+            let unpackedSize = fields.optional("unpacked_size", { $0.unsigned })
         else { return nil }
         var shared = SharedArchive(archive: archive, size: size, sha256: sha256, contentHash: contentHash)
         shared.files = files
-        shared.unpackedSize = unpacked
+        shared.unpackedSize = unpackedSize
         return shared
     }
 
@@ -108,7 +107,7 @@ enum ManifestReader {
             let runtime = fields.optional("runtime", { $0.string }),
             let groupAccess = fields.optional("group_access", Self.groupAccess),
             let splitTest = fields.optional("split_test", Self.splitTest),
-            let files = fields.optional("files", listing), let unpacked = fields.optional("unpacked_size", { $0.unsigned })
+            let files = fields.optional("files", Self.listing), let unpackedSize = fields.optional("unpacked_size", { $0.unsigned })
         else { return nil }
         var entry = BlockEntry(
             usageID: usageID, type: type, displayName: displayName, parents: parents, archive: archive, size: size, sha256: sha256,
@@ -119,7 +118,7 @@ enum ManifestReader {
         entry.groupAccess = groupAccess
         entry.splitTest = splitTest
         entry.files = files
-        entry.unpackedSize = unpacked
+        entry.unpackedSize = unpackedSize
         return entry
     }
 
