@@ -1,5 +1,6 @@
 import ClientTarget
 import Foundation
+import FileSystem
 import Manifest
 import SyncClient
 import Testing
@@ -37,7 +38,8 @@ import TestSupport
     /// Rewrites `published` into the content-addressed form (`hostile`: see the script).
     static func contentAddress(_ published: String, hostile: String? = nil) throws -> Published {
         let python = TestSupport.which("python3") ?? "/usr/bin/python3"
-        let result = try TestSupport.run(python, [script, published] + (hostile.map { ["--hostile", $0] } ?? []))
+        let mode = hostile.map { $0.hasPrefix("--") ? [$0] : ["--hostile", $0] } ?? []
+        let result = try TestSupport.run(python, [script, published] + mode)
         #expect(result.status == 0, "\(result.stderr)")
         return try JSONDecoder().decode(Published.self, from: Data(result.stdout.utf8))
     }
@@ -144,6 +146,7 @@ import TestSupport
     @Test func twoCoursesSharingAFileKeepOneCopyAndAFormerDeviceMovesToTheStoreWithoutDownloading() async throws {
         let folder = TestSupport.temporaryFolder("store-share")
         let published = try Self.build(TestSupport.exampleCourse, into: folder)
+        _ = try Self.contentAddress(published, hostile: "--strip")
         let server = try Self.nginx(folder)
         defer { server.stop() }
         let target = folder + "/device"
@@ -310,5 +313,55 @@ import TestSupport
         let back = try await ClientTarget(root: target).sync(ask)
         #expect(back.summary?.plan.downloads.map(\.usageID) == [offline[2]])
         #expect(try ClientTarget(root: target).readState().courses[back.courseFolder]?.archived?.contains(offline[2]) != true)
+    }
+
+    /// Every file of `root` by the sha256 of its bytes.
+    static func filesByHash(under root: String) -> [String: String] {
+        Dictionary(TestSupport.files(under: root).map { (SHA256Hex.of(TestSupport.read(root + "/" + $0)), root + "/" + $0) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    /// The builder's own output (issue 31's builder side), not the test's rewrite: the demo
+    /// course built, synced over nginx, its most shared file edited, built again and resynced.
+    @Test func theBuildersCourseFilesSyncOnceAndAnEditedStyleSheetIsResentOnce() async throws {
+        let folder = TestSupport.temporaryFolder("store-e2e")
+        let course = folder + "/course"
+        try TestSupport.copy(TestSupport.demoCourse, to: course)
+        let published = try Self.build(course, into: folder)
+        let manifest = try #require(try ManifestFile.read(published + "/manifest.json"))
+        let files = try #require(manifest.files, "the builder lists course files")
+        let manifestBytes = UInt64(TestSupport.read(published + "/manifest.json").count)
+        let floor = files.values.reduce(0) { $0 + $1.compressedSize } + manifestBytes
+        let server = try Self.nginx(published)
+        defer { server.stop() }
+        let target = folder + "/device"
+        let first = try await Self.sync(server.baseURL, into: target)
+        #expect(first.summary?.failures.isEmpty == true, "\(first.summary?.failures.map { "\($0.error)" } ?? [])")
+        let sent = Self.bytesSent(server)
+        print("builder's demo course: full sync sent \(sent) bytes, floor \(floor): \(Double(sent) / Double(floor))x")
+        #expect(Double(sent) <= Double(floor) * 1.10)
+        let courseRoot = target + "/" + first.courseFolder
+        #expect(try Self.linkedFiles(courseRoot: courseRoot, store: ClientTarget(root: target).contentStore) > 100)
+
+        var users: [String: Int] = [:]
+        for block in manifest.blocks { for key in Set(block.files?.values.map { $0 } ?? []) { users[key, default: 0] += 1 } }
+        // The course's own file most blocks list (the demo course's style sheet).
+        let courseFiles = Self.filesByHash(under: course)
+        let shared = try #require(users.filter { courseFiles[$0.key] != nil }.max { ($0.value, $0.key) < ($1.value, $1.key) })
+        #expect(shared.value > 100, "one file of the course is in most blocks: \(shared.value)")
+        let source = try #require(courseFiles[shared.key])
+        var edited = TestSupport.read(source)
+        edited += Array("\n/* edited */\n".utf8)
+        try TestSupport.writeBytes(edited, to: source)
+        _ = try Self.build(course, into: folder)
+        let newKey = SHA256Hex.of(edited)
+        let after = try #require(try ManifestFile.read(published + "/manifest.json"))
+        let compressed = try #require(after.files?[newKey]?.compressedSize, "the edited content is listed")
+        server.clearLog()
+        let resync = try await Self.sync(server.baseURL, into: target)
+        #expect(resync.summary?.failures.isEmpty == true)
+        let resent = Self.bytesSent(server) { !$0.hasSuffix("/manifest.json") }
+        print("builder's demo course: an edit to a file \(shared.value) blocks list resent \(resent) bytes besides the manifest (the file: \(compressed) compressed)")
+        #expect(resent <= 3 * compressed + 20_000)
+        #expect(!ClientTarget(root: target).contentStore.contents().keys.contains(shared.key), "the old version went with its last folder")
     }
 }
