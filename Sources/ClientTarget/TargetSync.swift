@@ -450,18 +450,23 @@ extension ClientTarget {
         return name
     }
 
+    /// What the target takes with only what is never evicted: its state and pages (see
+    /// `overhead`), every course's shared folders and pinned blocks, contents counted once.
     func pinnedBytes(state: State, server: (folder: String, course: CourseView), installed: [String: InstalledCourse]) -> UInt64 {
-        var total = SharedContent.all(in: server.course.manifest).reduce(UInt64(0)) { $0 + $1.archive.size }
+        var room = ByteAllowance(left: .max)
+        _ = room.take(overhead(for: server.course, in: server.folder))
+        let mine = installed[server.folder]
+        for (shared, offered) in server.course.sharedCosts { _ = room.take(mine?.costs[shared.usageID] ?? offered) }
         let pins = state.courses[server.folder]?.pins ?? []
         for id in server.course.offlineIDs where server.course.isPinned(id, pins: pins) {
-            total += installed[server.folder]?.bytes(of: id) ?? server.course.archiveBytes(of: id)
+            _ = room.take(mine?.costs[id] ?? server.course.cost(of: id))
         }
-        for (name, view) in installed where name != server.folder {
+        for (name, view) in installed.sorted(by: { $0.key < $1.key }) where name != server.folder {
             let pins = state.courses[name]?.pins ?? []
-            for id in view.installedIDs where view.isPinned(id, pins: pins) { total += view.bytes(of: id) }
-            total += view.sharedTotal
+            for id in view.installedIDs where view.isPinned(id, pins: pins) { _ = room.take(view.cost(of: id)) }
+            for cost in view.sharedCosts { _ = room.take(cost) }
         }
-        return total
+        return UInt64.max - room.left
     }
 
     func installedViews(state: State) -> [String: InstalledCourse] {

@@ -33,12 +33,13 @@ extension SyncClient {
         var missing: [String] = []
         for (key, paths) in candidates.sorted(by: { $0.key < $1.key }) {
             guard let file = files[key] else { continue }
-            if plan.store.holds(key, size: file.size) {
-                plan.crcs[key] = plan.store.crc32(of: key)
-            } else if paths.contains(where: { adoptInstalled($0, as: key, file: file, store: plan.store) }) {
+            if plan.store.holds(key, size: file.size), let crc = plan.store.verifiedCRC32(of: key) {
+                plan.crcs[key] = crc
+            } else if paths.contains(where: { adoptInstalled($0, as: key, file: file, store: plan.store) }), let crc = plan.store.verifiedCRC32(of: key) {
                 plan.adopted += 1
-                plan.crcs[key] = plan.store.crc32(of: key)
+                plan.crcs[key] = crc
             } else {
+                unlink(plan.store.path(of: key))
                 missing.append(key)
             }
         }

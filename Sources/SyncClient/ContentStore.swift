@@ -1,3 +1,4 @@
+import Crypto
 import FileSystem
 import Foundation
 import Manifest
@@ -97,13 +98,22 @@ public struct ContentStore: Sendable {
         return DurableFile.temporaryPath(beside: path(of: key))
     }
 
-    /// CRC-32 of a stored content, for the inventories of the folders linked to it.
-    func crc32(of key: String) -> UInt32? {
+    /// CRC-32 of a stored content, for the inventories of the folders linked to it, when its
+    /// bytes still hash to its key. A folder's file is the store's (a hard link): a file edited
+    /// in place in a block folder changed the store's copy too, which then is deleted here and
+    /// downloaded again rather than linked into another folder.
+    func verifiedCRC32(of key: String) -> UInt32? {
         guard let handle = FileHandle(forReadingAtPath: path(of: key)) else { return nil }
         defer { try? handle.close() }
         var crc = CRC32()
+        var hasher = SHA256()
         while let chunk = try? handle.read(upToCount: 1 << 20), !chunk.isEmpty {
             chunk.withUnsafeBytes { crc.update(UnsafeRawBufferPointer($0)) }
+            hasher.update(data: chunk)
+        }
+        guard SHA256Hex.hex(hasher.finalize()) == key else {
+            unlink(path(of: key))
+            return nil
         }
         return crc.value
     }
