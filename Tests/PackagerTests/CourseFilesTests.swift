@@ -83,6 +83,30 @@ import ZipArchive
         #expect(verified.contentsChecked == files.count)
     }
 
+    /// A content changed in place (same size), one missing, and a listing that names no
+    /// content are each found by `verify`, naming the file.
+    @Test func verifyFindsDamagedMissingAndUnlistedContents() throws {
+        let (out, _) = try build(TestSupport.exampleCourse)
+        var manifest = try manifest(in: out)
+        let files = try #require(manifest.files).sorted { $0.key < $1.key }
+        let gzip = try #require(files.first { $0.value.encoding == .gzip })
+        let other = try #require(files.first { $0.key != gzip.key })
+        let damaged = gzip.value.path(sha256: gzip.key)
+        var bytes = TestSupport.read(out + "/" + damaged)
+        bytes[bytes.count / 2] ^= 0xFF
+        try TestSupport.writeBytes(bytes, to: out + "/" + damaged)
+        let missing = other.value.path(sha256: other.key)
+        try FileManager.default.removeItem(atPath: out + "/" + missing)
+        let index = try #require(manifest.blocks.firstIndex { $0.files != nil })
+        manifest.blocks[index].files?["static/unlisted.txt"] = String(repeating: "0", count: 64)
+        try ManifestFile.write(manifest, to: out + "/manifest.json")
+
+        let problems = try PublishVerifier.verify(folder: out).problems
+        #expect(problems.contains { $0.file == damaged && $0.message.contains("decode") })
+        #expect(problems.contains { $0.file == missing && $0.message == "content is missing" })
+        #expect(problems.contains { $0.block == manifest.blocks[index].usageID && $0.message.contains("static/unlisted.txt") })
+    }
+
     @Test func twoBuildsOfOneCourseAreIdenticalFolders() throws {
         let (first, _) = try build(Self.demo)
         let (second, _) = try build(Self.demo)
