@@ -20,3 +20,21 @@ func fetchedPath(of path: String, inBlock blockFolder: String, published: String
     guard let key = block.files?[path], let file = manifest.files?[key] else { return nil }
     return file.path(sha256: key)
 }
+
+/// Rewrites the published manifest as builders before issue 31 wrote it (no course files, no
+/// listings, no unpacked sizes): a client then downloads and unpacks each block's archive, the
+/// path that tests of hostile or damaged archives aim at (an older publish, or the archive
+/// form the official apps read).
+func withoutCourseFiles(_ published: String) throws {
+    var manifest = try #require(try ManifestFile.read(published + "/manifest.json"))
+    manifest.files = nil
+    for index in manifest.blocks.indices {
+        manifest.blocks[index].files = nil
+        manifest.blocks[index].unpackedSize = nil
+    }
+    for kind in SharedArchive.Kind.allCases {
+        manifest[shared: kind]?.files = nil
+        manifest[shared: kind]?.unpackedSize = nil
+    }
+    try ManifestFile.write(manifest, to: published + "/manifest.json")
+}

@@ -168,6 +168,7 @@ func startFaultServer(serving root: String, faults: String) throws -> (url: Stri
     @Test func corruptDownloadsKeepTheInstalledVersion() throws {
         let published = TestSupport.temporaryFolder("sync") + "/published"
         _ = try TestSupport.coursepack(["build", TestSupport.exampleCourse, "--out", published, "-q"])
+        try withoutCourseFiles(published)
         let server = try startNginx(serving: published)
         defer { #expect(server.stop(), "nginx outlived its test") }
         let target = TestSupport.temporaryFolder("sync") + "/device"
@@ -204,6 +205,7 @@ func startFaultServer(serving root: String, faults: String) throws -> (url: Stri
     @Test func aZipSlipArchiveIsRefusedAndNothingLandsOutside() throws {
         let published = TestSupport.temporaryFolder("sync") + "/published"
         _ = try TestSupport.coursepack(["build", TestSupport.exampleCourse, "--out", published, "-q"])
+        try withoutCourseFiles(published)
         // A hostile server swaps in an archive holding ../../../evil.txt, with a matching manifest.
         let evil = published + "/html/welcome_page.zip"
         let script = """
@@ -263,6 +265,7 @@ func startFaultServer(serving root: String, faults: String) throws -> (url: Stri
     @Test func serverErrorsAreRetriedAndDroppedConnectionsResumed() throws {
         let published = TestSupport.temporaryFolder("sync") + "/published"
         _ = try TestSupport.coursepack(["build", TestSupport.exampleCourse, "--out", published, "-q"])
+        try withoutCourseFiles(published)
         let faults = #"{"/html/welcome_page.zip": {"fail_first": 1}, "/video/lecture_video.zip": {"cut_after": 1500}}"#
         let (url, log, process) = try startFaultServer(serving: published, faults: faults)
         defer { #expect(process.stop(), "the fault server outlived its test") }
