@@ -18,3 +18,17 @@ public enum ByteSize {
         return UInt64(bytes)
     }
 }
+
+/// Periods as people write them: `30d`, `12h`, `90m`, `2w`, `3600` (seconds), `3600s`.
+public enum Period {
+    /// Seconds; nil when `text` is not a period of at least one second.
+    public static func parse(_ text: String) -> Double? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let digits = trimmed.prefix { $0.isNumber || $0 == "." }
+        guard !digits.isEmpty, let number = Double(digits) else { return nil }
+        let unit = trimmed.dropFirst(digits.count).trimmingCharacters(in: .whitespaces).lowercased()
+        let units: [String: Double] = ["": 1, "s": 1, "m": 60, "min": 60, "h": 3600, "d": 86_400, "w": 604_800]
+        guard let factor = units[unit], number * factor >= 1, number * factor < 1e12 else { return nil }
+        return number * factor
+    }
+}

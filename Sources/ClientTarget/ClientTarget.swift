@@ -81,10 +81,17 @@ public struct ClientTarget: Sendable {
     public struct State: Codable, Sendable, Equatable {
         /// Bytes the installed blocks and runtimes of every course may take; nil: no limit.
         public var budget: UInt64?
+        /// Seconds after which an unpinned block not opened is removed (`--expire-after`); nil: never.
+        public var expireAfter: Double?
         /// Course folder → its record.
         public var courses: [String: CourseRecord] = [:]
 
         public init() {}
+
+        enum CodingKeys: String, CodingKey {
+            case budget, courses
+            case expireAfter = "expire_after"
+        }
     }
 
     public struct CourseRecord: Codable, Sendable, Equatable {
@@ -98,12 +105,16 @@ public struct ClientTarget: Sendable {
         public var opened: [String: Double]?
         /// Usage id → the opening the LMS has been told about as a completion.
         public var completionsSent: [String: Double]?
+        /// Blocks removed for not being opened within `expireAfter`: a sync that fills the
+        /// budget does not bring them back; asking for them does.
+        public var archived: [String]?
 
         enum CodingKeys: String, CodingKey {
             case courseID = "course_id"
             case source, pins, opened
             case lastUse = "last_use"
             case completionsSent = "completions_sent"
+            case archived
         }
     }
 

@@ -1,4 +1,5 @@
 import Manifest
+import SyncClient
 
 /// A server's manifest, seen as ids: which exist, which are offline blocks, what is under what.
 struct CourseView: Sendable {
@@ -7,6 +8,7 @@ struct CourseView: Sendable {
     let known: Set<String>
     let sizes: [String: UInt64]
     let parents: [String: [String]]
+    let entries: [String: BlockEntry]
 
     init(_ manifest: CourseManifest) {
         self.manifest = manifest
@@ -16,10 +18,22 @@ struct CourseView: Sendable {
         self.known = known
         sizes = Dictionary(manifest.blocks.map { ($0.usageID, $0.size ?? 0) }, uniquingKeysWith: { a, _ in a })
         parents = Dictionary(manifest.blocks.map { ($0.usageID, $0.parents) }, uniquingKeysWith: { a, _ in a })
+        entries = Dictionary(manifest.blocks.map { ($0.usageID, $0) }, uniquingKeysWith: { a, _ in a })
     }
 
     func knows(_ id: String) -> Bool { known.contains(id) }
     func archiveBytes(of id: String) -> UInt64 { sizes[id] ?? 0 }
+
+    /// What the offered block would take once installed (see `FolderCost`).
+    func cost(of id: String) -> FolderCost {
+        guard let block = entries[id] else { return FolderCost() }
+        return FolderCost(offered: block, files: manifest.files)
+    }
+
+    /// What the offered shared folders would take.
+    var sharedCosts: [(SharedContent, FolderCost)] {
+        SharedContent.all(in: manifest).map { ($0, FolderCost(offered: $0.blockEntry(publishedAt: manifest.publishedAt), files: manifest.files)) }
+    }
 
     func isPinned(_ id: String, pins: [String]) -> Bool {
         pins.contains(manifest.courseID) || pins.contains(id) || (parents[id] ?? []).contains { pins.contains($0) }

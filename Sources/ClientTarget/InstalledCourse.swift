@@ -11,6 +11,8 @@ struct InstalledCourse: Sendable {
     var blockBytes: [String: UInt64] = [:]
     /// Shared content (never evicted) → bytes on disk.
     var sharedBytes: [SharedContent.Kind: UInt64] = [:]
+    /// Installed offline block or shared content (`SharedContent.usageID`) → what it takes.
+    var costs: [String: FolderCost] = [:]
 
     init?(courseRoot: String) {
         guard let manifest = try? ManifestFile.read(courseRoot + "/manifest.json") else { return nil }
@@ -18,13 +20,28 @@ struct InstalledCourse: Sendable {
         let state = courseRoot + "/" + ClientTarget.stateFolderName
         for block in manifest.blocks where block.isOffline {
             guard let archive = block.archive, let folder = ArchivePath.installFolder(of: archive) else { continue }
-            blockBytes[block.usageID] = BlockInventory.read(stateFolder: state, blockFolder: folder, archiveSHA256: block.sha256)?.size ?? block.size ?? 0
+            let inventory = BlockInventory.read(stateFolder: state, blockFolder: folder, archiveSHA256: block.sha256)
+            blockBytes[block.usageID] = inventory?.size ?? block.size ?? 0
+            costs[block.usageID] = Self.cost(of: block, files: manifest.files, inventory: inventory)
         }
         for shared in SharedContent.all(in: manifest) {
             guard let folder = shared.installFolder else { continue }
-            sharedBytes[shared.kind] = BlockInventory.read(stateFolder: state, blockFolder: folder, archiveSHA256: shared.archive.sha256)?.size ?? shared.archive.size
+            let inventory = BlockInventory.read(stateFolder: state, blockFolder: folder, archiveSHA256: shared.archive.sha256)
+            sharedBytes[shared.kind] = inventory?.size ?? shared.archive.size
+            costs[shared.usageID] = Self.cost(of: shared.blockEntry(publishedAt: manifest.publishedAt), files: manifest.files, inventory: inventory)
         }
     }
+
+    private static func cost(of block: BlockEntry, files: [String: CourseFile]?, inventory: BlockInventory?) -> FolderCost {
+        if block.files != nil, files != nil { return FolderCost(offered: block, files: files) }
+        guard let inventory else { return FolderCost(offered: block, files: nil) }
+        return FolderCost(names: inventory.files.map(\.name), bytes: inventory.size)
+    }
+
+    func cost(of id: String) -> FolderCost { costs[id] ?? FolderCost() }
+
+    /// What every installed shared folder of the course takes.
+    var sharedCosts: [FolderCost] { SharedContent.all(in: manifest).compactMap { costs[$0.usageID] } }
 
     var installedIDs: [String] { manifest.blocks.filter { blockBytes[$0.usageID] != nil }.map(\.usageID) }
     /// What the course takes besides its blocks.
@@ -47,6 +64,7 @@ struct InstalledCourse: Sendable {
         BlockInventory.removeOthers(stateFolder: courseRoot + "/" + ClientTarget.stateFolderName, keeping: [folder: nil])
         manifest.blocks.remove(at: index)
         blockBytes[id] = nil
+        costs[id] = nil
     }
 
     /// Deletes the shared content's folder and drops it from the manifest, so the next sync

@@ -17,6 +17,13 @@ public enum OutlinePage {
         courseRoot + "/" + ClientTarget.stateFolderName + "/published-manifest.json"
     }
 
+    /// At most what the course's outline page and frame pages take (every offline block
+    /// installed), and their folder: counted against the budget before the sync.
+    static func estimatedBytes(for manifest: CourseManifest) -> UInt64 {
+        let rendered = render(published: manifest, installed: Set(manifest.blocks.filter(\.isOffline).map(\.usageID)), searchIndex: "search/0/index.js")
+        return rendered.frames.reduce(UInt64(rendered.outline.utf8.count) + DiskUsage.folderBytes) { $0 + UInt64($1.utf8.count) }
+    }
+
     /// Writes `courseRoot/index.html` and `courseRoot/_navigation/`.
     static func write(_ local: CourseManifest, into courseRoot: String) throws(ClientError) {
         let published = (try? ManifestFile.read(publishedPath(courseRoot: courseRoot))) ?? local

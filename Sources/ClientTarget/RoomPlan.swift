@@ -14,9 +14,11 @@ struct RoomPlan {
     var overBudget: [String] = []
 }
 
-/// The bytes left of a budget as a plan takes them.
+/// The bytes left of a budget as a plan takes them. A store content counts once, with the
+/// first folder that lists it.
 struct ByteAllowance {
     var left: UInt64
+    var counted = Set<String>()
 
     /// Takes `bytes` when they fit; false, and nothing taken, when they do not.
     mutating func take(_ bytes: UInt64) -> Bool {
@@ -24,35 +26,51 @@ struct ByteAllowance {
         left -= bytes
         return true
     }
+
+    /// What the folder adds beyond the contents already counted.
+    func bytes(of cost: FolderCost) -> UInt64 {
+        cost.contents.reduce(cost.own) { total, content in counted.contains(content.key) ? total : total + content.value }
+    }
+
+    /// Takes the folder's bytes when they fit (its new contents then count as taken).
+    mutating func take(_ cost: FolderCost) -> Bool {
+        guard take(bytes(of: cost)) else { return false }
+        counted.formUnion(cost.contents.keys)
+        return true
+    }
 }
 
 extension ClientTarget {
     /// See `RoomPlan`.
+    /// `overhead`: what the target takes besides its folders and their contents (state, outline
+    /// pages), as this sync will leave it.
     func roomPlan(
         for course: CourseView, in courseFolder: String, requested: [String], fill: Bool, state: State,
-        installed: [String: InstalledCourse]
+        installed: [String: InstalledCourse], overhead: UInt64 = 0, skipping archived: Set<String> = []
     ) -> RoomPlan {
         let pins = state.courses[courseFolder]?.pins ?? []
         var plan = RoomPlan()
         guard let budget = state.budget else {
             plan.keep = Set(requested).union(course.offlineIDs.filter { course.isPinned($0, pins: pins) })
-            if fill { plan.keep.formUnion(course.offlineIDs) }
+            if fill { plan.keep.formUnion(course.offlineIDs.filter { !archived.contains($0) || installed[courseFolder]?.costs[$0] != nil }) }
             return plan
         }
         var room = ByteAllowance(left: budget)
+        _ = room.take(min(overhead, budget))
         takeNeverEvicted(&room, course: course, courseFolder: courseFolder, state: state, installed: installed)
         let mine = installed[courseFolder]
         for id in course.offlineIDs where course.isPinned(id, pins: pins) {
-            _ = room.take(mine?.bytes(of: id) ?? course.archiveBytes(of: id))
+            _ = room.take(mine?.costs[id] ?? course.cost(of: id))
             plan.keep.insert(id)
         }
         for id in requested where !plan.keep.contains(id) {
-            if room.take(mine?.bytes(of: id) ?? course.archiveBytes(of: id)) { plan.keep.insert(id) } else { plan.overBudget.append(id) }
+            if room.take(mine?.costs[id] ?? course.cost(of: id)) { plan.keep.insert(id) } else { plan.overBudget.append(id) }
         }
         keepByLastUse(&plan, room: &room, course: course, courseFolder: courseFolder, state: state, installed: installed)
         guard fill else { return plan }
-        for id in course.offlineIDs where !plan.keep.contains(id) && mine?.installedIDs.contains(id) != true {
-            if room.take(course.archiveBytes(of: id)) {
+        // Blocks archived for not being opened come back only when asked for.
+        for id in course.offlineIDs where !plan.keep.contains(id) && mine?.costs[id] == nil && !archived.contains(id) {
+            if room.take(course.cost(of: id)) {
                 plan.keep.insert(id)
                 plan.filled.append(id)
             }
@@ -65,15 +83,15 @@ extension ClientTarget {
     private func takeNeverEvicted(
         _ room: inout ByteAllowance, course: CourseView, courseFolder: String, state: State, installed: [String: InstalledCourse]
     ) {
-        for (name, view) in installed where name != courseFolder { _ = room.take(view.sharedTotal) }
-        let mine = installed[courseFolder]
-        for kind in SharedContent.Kind.allCases {
-            let offered = course.manifest[keyPath: kind.field]
-            let isInstalled = mine?.manifest[keyPath: kind.field]?.archive == offered?.archive
-            _ = room.take(isInstalled ? mine?.sharedBytes[kind] ?? 0 : offered?.size ?? 0)
+        for (name, view) in installed.sorted(by: { $0.key < $1.key }) where name != courseFolder {
+            for cost in view.sharedCosts { _ = room.take(cost) }
         }
-        for (name, view) in installed where name != courseFolder {
-            for id in view.installedIDs where view.isPinned(id, pins: state.courses[name]?.pins ?? []) { _ = room.take(view.bytes(of: id)) }
+        let mine = installed[courseFolder]
+        for (shared, offered) in course.sharedCosts {
+            _ = room.take(mine?.costs[shared.usageID] ?? offered)
+        }
+        for (name, view) in installed.sorted(by: { $0.key < $1.key }) where name != courseFolder {
+            for id in view.installedIDs where view.isPinned(id, pins: state.courses[name]?.pins ?? []) { _ = room.take(view.cost(of: id)) }
         }
     }
 
@@ -82,18 +100,18 @@ extension ClientTarget {
         _ plan: inout RoomPlan, room: inout ByteAllowance, course: CourseView, courseFolder: String, state: State,
         installed: [String: InstalledCourse]
     ) {
-        var others: [(folder: String, id: String, used: Double, bytes: UInt64)] = []
+        var others: [(folder: String, id: String, used: Double, cost: FolderCost)] = []
         for (name, view) in installed {
             let pins = state.courses[name]?.pins ?? []
             for id in view.installedIDs where !(name == courseFolder && plan.keep.contains(id)) && !view.isPinned(id, pins: pins) {
                 // A block the server dropped goes anyway.
                 if name == courseFolder, !course.offlineIDs.contains(id) { continue }
-                others.append((name, id, state.courses[name]?.lastUse[id] ?? 0, view.bytes(of: id)))
+                others.append((name, id, state.courses[name]?.lastUse[id] ?? 0, view.cost(of: id)))
             }
         }
         others.sort { $0.used != $1.used ? $0.used > $1.used : ($0.folder, $0.id) < ($1.folder, $1.id) }
         for other in others {
-            if room.take(other.bytes) {
+            if room.take(other.cost) {
                 if other.folder == courseFolder { plan.keep.insert(other.id) }
             } else {
                 plan.evict.append((other.folder, other.id))

@@ -6,7 +6,11 @@ extension ClientTarget {
     public struct StatusReport: Sendable {
         public var budget: UInt64?
         public var courses: [CourseStatus] = []
-        public var bytes: UInt64 { courses.reduce(0) { $0 + $1.bytes } }
+        /// Seconds after which unpinned blocks not opened are removed; nil: never.
+        public var expireAfter: Double?
+        /// The whole target on disk by part, as `du -sb` counts it: what the budget holds.
+        public var usage = DiskUsage()
+        public var bytes: UInt64 { usage.total }
     }
 
     public struct CourseStatus: Sendable {
@@ -62,9 +66,11 @@ extension ClientTarget {
         case .multiCourse:
             let state = try readState()
             report.budget = state.budget
+            report.expireAfter = state.expireAfter
             courses = state.courses.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         }
         report.courses = courses.compactMap { courseStatus(folder: $0.folder, record: $0.record, readingBytes: readingBytes) }
+        report.usage = diskUsage()
         return report
     }
 

@@ -16,6 +16,11 @@ extension ClientTarget {
         public var unpin: [String] = []
         /// The target's new budget (`--budget`); nil keeps the one recorded.
         public var budget: UInt64?
+        /// Seconds after which unpinned blocks not opened are removed (`--expire-after`),
+        /// remembered like the budget; nil keeps the one recorded.
+        public var expireAfter: Double?
+        /// The clock: now, unless a test gives another time.
+        public var now: @Sendable () -> Date = { Date() }
         /// Prefetch: the `next` blocks in course order after `after` (a block: the ones following
         /// it; a container: its first ones).
         public var next: Int?
@@ -41,6 +46,8 @@ extension ClientTarget {
         public var repairs: [String] = []
         /// Blocks removed to stay within the budget (usage ids).
         public var evicted: [String] = []
+        /// Unpinned blocks removed for not being opened within `--expire-after` (usage ids).
+        public var expired: [String] = []
         /// Blocks asked for that did not fit in the budget.
         public var overBudget: [String] = []
         /// Courses removed because their source now serves this course (`replaceCourse`).
@@ -72,7 +79,7 @@ extension ClientTarget {
         try settle(&preparation, request: request, targetKind: targetKind, known: known, report: &report)
         var state = preparation.state
         let courseFolder = report.courseFolder
-        let now = Date().timeIntervalSince1970
+        let now = request.now().timeIntervalSince1970
         // The course is recorded before its folder exists: a sync cut short leaves a folder the
         // next one knows, not a stray it would remove.
         try saveLastUse(state: state)
@@ -80,11 +87,12 @@ extension ClientTarget {
 
         // Every course: strays removed, damaged blocks dropped (and fetched again below when still wanted).
         report.repairs = reconcile(state: &state)
+        report.expired = try expire(state: &state, now: now)
         let requested = course.requested(selection: request.selection, next: request.next, after: request.after)
         let room = try makeRoom(for: course, in: courseFolder, requested: requested, request: request, state: state, report: &report)
         let summary = try await install(fetched, keeping: room.keep, into: courseFolder, request: request, state: state, progress: progress)
         report.summary = summary
-        try? ManifestFile.write(fetched.manifest, to: OutlinePage.publishedPath(courseRoot: root + "/" + courseFolder))
+        keepPublished(fetched.manifest, courseRoot: root + "/" + courseFolder)
         recordUse(of: summary, requested: requested, in: courseFolder, at: now, state: &state)
         try finish(state: &state, courseFolder: courseFolder, filled: room.filled, report: &report)
         return report
@@ -132,6 +140,7 @@ extension ClientTarget {
         record.pins = Array(Set(record.pins).union(request.pin).subtracting(request.unpin)).sorted()
         state.courses[folder] = record
         if let budget = request.budget { state.budget = budget }
+        if let expireAfter = request.expireAfter { state.expireAfter = expireAfter }
         if let budget = state.budget {
             let pinned = pinnedBytes(state: state, server: (folder, course), installed: installedViews(state: state))
             guard pinned <= budget else { throw .pinnedOverBudget(pinned: pinned, budget: budget) }
@@ -153,6 +162,7 @@ extension ClientTarget {
             current.pins = preparation.record.pins
             fresh.courses[preparation.folder] = current
             if let budget = request.budget { fresh.budget = budget }
+            if let expireAfter = request.expireAfter { fresh.expireAfter = expireAfter }
             preparation.state = fresh
         }
         if targetKind == .singleCourse { try migrate(&preparation, report: &report) }
@@ -199,7 +209,8 @@ extension ClientTarget {
         var installed = installedViews(state: state)
         let room = roomPlan(
             for: course, in: courseFolder, requested: requested, fill: request.selection.isEmpty && request.next == nil,
-            state: state, installed: installed)
+            state: state, installed: installed, overhead: state.budget == nil ? 0 : overhead(for: course, in: courseFolder),
+            skipping: Set(state.courses[courseFolder]?.archived ?? []))
         report.overBudget = room.overBudget
         for (name, id) in room.evict { installed[name]?.remove(id, courseRoot: root + "/" + name) }
         for (name, view) in installed where room.evict.contains(where: { $0.folder == name }) {
@@ -207,6 +218,36 @@ extension ClientTarget {
         }
         report.evicted = room.evict.map(\.id)
         return room
+    }
+
+    /// What the target will take besides folders and their contents once this sync is done:
+    /// its state and outline pages as they are now, with this course's manifest copies (the
+    /// local manifest, and the server's the outline reads) and outline pages as the server's
+    /// manifest makes them instead of what they take now.
+    func overhead(for course: CourseView, in courseFolder: String) -> UInt64 {
+        let usage = diskUsage()
+        let courseRoot = root + "/" + courseFolder
+        let copies = [courseRoot + "/manifest.json", SyncClient.stateFolder(of: courseRoot) + "/server-manifest.json", OutlinePage.publishedPath(courseRoot: courseRoot)]
+        // What this course's copies and pages take now is replaced by what the sync writes.
+        var walk = UsageWalk()
+        for path in copies + [courseRoot + "/index.html", courseRoot + "/" + Self.navigationFolderName] { walk.walk(path, as: .state) }
+        let present = walk.usage.state
+        // Inventories count with their folders (`FolderCost`), not here.
+        var inventories = UsageWalk()
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [] {
+            inventories.walk(SyncClient.stateFolder(of: root + "/" + name) + "/files", as: .state)
+        }
+        let state = usage.state - min(usage.state, inventories.usage.state)
+        let manifestBytes = UInt64(ManifestFile.encode(course.manifest).count)
+        let pages = OutlinePage.estimatedBytes(for: course.manifest)
+        // Two copies: the local manifest, and the server's (over HTTP the one kept for a
+        // conditional request, which the outline's copy is a link to).
+        let written = 2 * manifestBytes + pages
+        let grown = written > present ? written - present : 0
+        // A folder listing many entries grows past one block: a margin of 1% for what no
+        // estimate sees (type folders, outboxes, the store's prefix folders).
+        let base = state + usage.outlinePages + grown
+        return base + base / 100 + 4 * DiskUsage.folderBytes
     }
 
     /// Downloads, verifies and installs the blocks to keep (`SyncClient.sync`); when that
@@ -221,6 +262,9 @@ extension ClientTarget {
         options.emptySelectionMeansAll = false
         options.maximumUnpackedBytes = request.maximumUnpackedBytes
         options.replaceCourse = request.replaceCourse
+        options.contentStore = contentStore.folder
+        // The store is shared by every course: `finish` collects over all their manifests.
+        options.collectsStore = false
         do {
             return try await SyncClient(options: options).sync(fetched: fetched, progress: progress)
         } catch {
@@ -236,6 +280,47 @@ extension ClientTarget {
             state.courses[courseFolder]?.lastUse[block.usageID] = now
         }
         for id in requested where state.courses[courseFolder]?.lastUse[id] != nil { state.courses[courseFolder]?.lastUse[id] = now }
+        // Installed again (asked for): no longer archived.
+        if let archived = state.courses[courseFolder]?.archived {
+            let back = Set(state.courses[courseFolder]?.lastUse.keys.map { $0 } ?? [])
+            let left = archived.filter { !back.contains($0) }
+            state.courses[courseFolder]?.archived = left.isEmpty ? nil : left
+        }
+    }
+
+    /// Removes every unpinned block of every course not used (installed or opened) within
+    /// the target's `expireAfter`, and records it as archived; returns their usage ids.
+    func expire(state: inout State, now: Double) throws(ClientError) -> [String] {
+        guard let expireAfter = state.expireAfter else { return [] }
+        var expired: [String] = []
+        for (name, var view) in installedViews(state: state).sorted(by: { $0.key < $1.key }) {
+            guard var record = state.courses[name] else { continue }
+            let old = view.installedIDs.filter { id in
+                !view.isPinned(id, pins: record.pins) && record.lastUse[id].map { now - $0 > expireAfter } == true
+            }
+            guard !old.isEmpty else { continue }
+            for id in old { view.remove(id, courseRoot: root + "/" + name) }
+            try view.save(to: root + "/" + name)
+            record.archived = Array(Set(record.archived ?? []).union(old)).sorted()
+            for id in old { record.lastUse[id] = nil }
+            state.courses[name] = record
+            expired += old
+        }
+        if !expired.isEmpty { try saveLastUse(state: state) }
+        return expired
+    }
+
+    /// Keeps the server's manifest for the outline page: over HTTP a link to the copy kept for
+    /// the next conditional request (one copy on disk), otherwise a copy.
+    func keepPublished(_ manifest: CourseManifest, courseRoot: String) {
+        let published = OutlinePage.publishedPath(courseRoot: courseRoot)
+        let cached = SyncClient.cachedManifestPath(target: courseRoot)
+        if let data = FileManager.default.contents(atPath: cached), (try? ManifestFile.decode(data, path: cached)) == manifest {
+            let temporary = DurableFile.temporaryPath(beside: published)
+            if link(cached, temporary) == 0, rename(temporary, published) == 0 { return }
+            unlink(temporary)
+        }
+        try? ManifestFile.write(manifest, to: published)
     }
 
     /// Sizes were estimated from archives before the download; the budget is enforced on what
@@ -243,9 +328,21 @@ extension ClientTarget {
     /// course's outline page and the target's index are written, and the state is saved.
     func finish(state: inout State, courseFolder: String, filled: [String], report: inout SyncReport) throws(ClientError) {
         var installed = installedViews(state: state)
+        try writePages(installed, state: &state)
+        // Checked on the disk once everything is written; pages and state only shrink with
+        // the blocks evicted, so they are written again after.
         let (evictedAfter, installedBytes) = try enforceBudget(on: &installed, state: state, courseFolder: courseFolder, filled: filled)
         report.evicted += evictedAfter
         report.installedBytes = installedBytes
+        if !evictedAfter.isEmpty {
+            try writePages(installed, state: &state)
+            report.installedBytes = diskUsage().total
+        }
+    }
+
+    /// Keeps last use for installed blocks only, writes every course's outline page and the
+    /// target's index, saves the state and collects the store.
+    private func writePages(_ installed: [String: InstalledCourse], state: inout State) throws(ClientError) {
         for (name, view) in installed {
             let present = Set(view.installedIDs)
             let kept = (state.courses[name]?.lastUse ?? [:]).filter { present.contains($0.key) }
@@ -258,50 +355,58 @@ extension ClientTarget {
         }
         try OutlinePage.writeTargetIndex(courses: installed.map { ($0.key, $0.value.manifest) }, into: root)
         try saveLastUse(state: state)
+        collectStore(installed)
     }
 
-    /// Sizes were estimated from archives before the download: the budget is enforced on what
-    /// the blocks take on disk, blocks taken only to fill it first (last in course order
-    /// first), then the least recently used. Returns the blocks evicted and the bytes installed.
+    /// The target's content store, shared by its courses.
+    public var contentStore: ContentStore { ContentStore(folder: ContentStore.folder(ofTarget: root)) }
+
+    /// Deletes the store contents no installed course lists any more: after their manifests
+    /// are written, so no manifest names a folder whose contents went (the folders' links keep
+    /// their bytes anyway).
+    func collectStore(_ installed: [String: InstalledCourse]) {
+        contentStore.collect(keeping: installed.values.reduce(into: Set<String>()) { $0.formUnion(ContentStore.listed(in: $1.manifest)) })
+    }
+
+    /// The plan counted exact sizes before the download; the budget is still enforced on what
+    /// the target takes on disk (`du -sb`), should anything have grown past the plan: blocks
+    /// taken only to fill it first (last in course order first), then the least recently used.
+    /// Returns the blocks evicted and the bytes the target takes.
     func enforceBudget(
         on installed: inout [String: InstalledCourse], state: State, courseFolder: String, filled: [String]
     ) throws(ClientError) -> (evicted: [String], installedBytes: UInt64) {
-        var evicted: [String] = []
-        if let budget = state.budget {
-            var total = installed.values.reduce(0) { $0 + $1.totalBytes }
-            var candidates: [(folder: String, id: String, used: Double)] = []
-            for (name, view) in installed {
-                let pins = state.courses[name]?.pins ?? []
-                for id in view.installedIDs where !view.isPinned(id, pins: pins) {
-                    candidates.append((name, id, state.courses[name]?.lastUse[id] ?? 0))
-                }
+        collectStore(installed)
+        var total = diskUsage().total
+        guard let budget = state.budget, total > budget else { return ([], total) }
+        var candidates: [(folder: String, id: String, used: Double)] = []
+        for (name, view) in installed {
+            let pins = state.courses[name]?.pins ?? []
+            for id in view.installedIDs where !view.isPinned(id, pins: pins) {
+                candidates.append((name, id, state.courses[name]?.lastUse[id] ?? 0))
             }
-            // Blocks taken only to fill the budget go first (last in course order first), then
-            // the least recently used.
-            let fillRank = Dictionary(filled.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
-            candidates.sort { a, b in
-                let rankA = a.folder == courseFolder ? fillRank[a.id] : nil
-                let rankB = b.folder == courseFolder ? fillRank[b.id] : nil
-                switch (rankA, rankB) {
-                case let (x?, y?): return x > y
-                case (.some, nil): return true
-                case (nil, .some): return false
-                case (nil, nil): return a.used != b.used ? a.used < b.used : (a.folder, a.id) > (b.folder, b.id)
-                }
-            }
-            var touched = Set<String>()
-            for candidate in candidates where total > budget {
-                let bytes = installed[candidate.folder]?.bytes(of: candidate.id) ?? 0
-                installed[candidate.folder]?.remove(candidate.id, courseRoot: root + "/" + candidate.folder)
-                total -= min(total, bytes)
-                evicted.append(candidate.id)
-                touched.insert(candidate.folder)
-            }
-            for name in touched { try installed[name]?.save(to: root + "/" + name) }
-            return (evicted, total)
-        } else {
-            return ([], installed.values.reduce(0) { $0 + $1.totalBytes })
         }
+        // Blocks taken only to fill the budget go first (last in course order first), then the
+        // least recently used.
+        let fillRank = Dictionary(filled.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
+        candidates.sort { a, b in
+            let rankA = a.folder == courseFolder ? fillRank[a.id] : nil
+            let rankB = b.folder == courseFolder ? fillRank[b.id] : nil
+            switch (rankA, rankB) {
+            case let (x?, y?): return x > y
+            case (.some, nil): return true
+            case (nil, .some): return false
+            case (nil, nil): return a.used != b.used ? a.used < b.used : (a.folder, a.id) > (b.folder, b.id)
+            }
+        }
+        var evicted: [String] = []
+        for candidate in candidates where total > budget {
+            installed[candidate.folder]?.remove(candidate.id, courseRoot: root + "/" + candidate.folder)
+            evicted.append(candidate.id)
+            try installed[candidate.folder]?.save(to: root + "/" + candidate.folder)
+            collectStore(installed)
+            total = diskUsage().total
+        }
+        return (evicted, total)
     }
 
     /// Saves `state`, keeping any later last-use time `markOpened` recorded meanwhile (it takes
@@ -349,18 +454,23 @@ extension ClientTarget {
         return name
     }
 
+    /// What the target takes with only what is never evicted: its state and pages (see
+    /// `overhead`), every course's shared folders and pinned blocks, contents counted once.
     func pinnedBytes(state: State, server: (folder: String, course: CourseView), installed: [String: InstalledCourse]) -> UInt64 {
-        var total = SharedContent.all(in: server.course.manifest).reduce(UInt64(0)) { $0 + $1.archive.size }
+        var room = ByteAllowance(left: .max)
+        _ = room.take(overhead(for: server.course, in: server.folder))
+        let mine = installed[server.folder]
+        for (shared, offered) in server.course.sharedCosts { _ = room.take(mine?.costs[shared.usageID] ?? offered) }
         let pins = state.courses[server.folder]?.pins ?? []
         for id in server.course.offlineIDs where server.course.isPinned(id, pins: pins) {
-            total += installed[server.folder]?.bytes(of: id) ?? server.course.archiveBytes(of: id)
+            _ = room.take(mine?.costs[id] ?? server.course.cost(of: id))
         }
-        for (name, view) in installed where name != server.folder {
+        for (name, view) in installed.sorted(by: { $0.key < $1.key }) where name != server.folder {
             let pins = state.courses[name]?.pins ?? []
-            for id in view.installedIDs where view.isPinned(id, pins: pins) { total += view.bytes(of: id) }
-            total += view.sharedTotal
+            for id in view.installedIDs where view.isPinned(id, pins: pins) { _ = room.take(view.cost(of: id)) }
+            for cost in view.sharedCosts { _ = room.take(cost) }
         }
-        return total
+        return UInt64.max - room.left
     }
 
     func installedViews(state: State) -> [String: InstalledCourse] {
@@ -396,7 +506,7 @@ extension ClientTarget {
                 throw .local(path: root + "/" + name, reason: "cannot move into \(destination): \(String(cString: strerror(errno)))")
             }
         }
-        for name in (try? fm.contentsOfDirectory(atPath: stateFolder)) ?? [] where name != "lock" && name != "state.lock" && name != "target.json" {
+        for name in (try? fm.contentsOfDirectory(atPath: stateFolder)) ?? [] where !["lock", "state.lock", "target.json", "store"].contains(name) {
             rename(stateFolder + "/" + name, destination + "/" + Self.stateFolderName + "/" + name)
         }
         var record = CourseRecord(courseID: manifest.courseID, source: "")

@@ -19,6 +19,10 @@ enum CanonicalJSON {
         out.endArray(count: manifest.blocks.count, level: 1)
         out.key("course_id", in: &object)
         out.string(manifest.courseID)
+        if let files = manifest.files {
+            out.key("files", in: &object)
+            encode(files, into: &out)
+        }
         out.key("generator", in: &object)
         out.string(manifest.generator)
         if let outline = manifest.outline {
@@ -66,10 +70,39 @@ enum CanonicalJSON {
         out.string(shared.archive)
         out.key("content_hash", in: &inner)
         out.string(shared.contentHash)
+        if let files = shared.files { out.key("files", in: &inner); encode(files, into: &out, level: 2) }
         out.key("sha256", in: &inner)
         out.string(shared.sha256)
         out.key("size", in: &inner)
         out.unsigned(shared.size)
+        if let unpackedSize = shared.unpackedSize { out.key("unpacked_size", in: &inner); out.unsigned(unpackedSize) }
+        out.endObject(inner)
+    }
+
+    /// The top-level contents, by key in byte order, one level below the top.
+    private static func encode(_ files: [String: CourseFile], into out: inout Writer) {
+        var object = out.beginObject(level: 1)
+        for sha256 in files.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+            guard let file = files[sha256] else { continue }
+            out.dynamicKey(sha256, in: &object)
+            var inner = out.beginObject(level: 2)
+            out.key("compressed_size", in: &inner)
+            out.unsigned(file.compressedSize)
+            if let encoding = file.encoding { out.key("encoding", in: &inner); out.string(encoding.rawValue) }
+            out.key("size", in: &inner)
+            out.unsigned(file.size)
+            out.endObject(inner)
+        }
+        out.endObject(object)
+    }
+
+    /// A folder's listing, paths in byte order.
+    private static func encode(_ listing: FileListing, into out: inout Writer, level: Int) {
+        var inner = out.beginObject(level: level)
+        for path in listing.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+            out.dynamicKey(path, in: &inner)
+            out.string(listing[path] ?? "")
+        }
         out.endObject(inner)
     }
 
@@ -79,6 +112,7 @@ enum CanonicalJSON {
         if let archive = block.archive { out.key("archive", in: &object); out.string(archive) }
         if let contentHash = block.contentHash { out.key("content_hash", in: &object); out.string(contentHash) }
         if let displayName = block.displayName { out.key("display_name", in: &object); out.string(displayName) }
+        if let files = block.files { out.key("files", in: &object); encode(files, into: &out, level: level + 1) }
         if let groupAccess = block.groupAccess {
             out.key("group_access", in: &object)
             encode(groupAccess, into: &out, level: level + 1)
@@ -108,6 +142,7 @@ enum CanonicalJSON {
         }
         out.key("type", in: &object)
         out.string(block.type)
+        if let unpackedSize = block.unpackedSize { out.key("unpacked_size", in: &object); out.unsigned(unpackedSize) }
         out.key("usage_id", in: &object)
         out.string(block.usageID)
         out.endObject(object)

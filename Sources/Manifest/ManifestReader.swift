@@ -11,13 +11,44 @@ enum ManifestReader {
         guard let schemaVersion = fields.int("schema_version"), let courseID = fields.string("course_id"),
             let publishedAt = fields.string("published_at"), let generator = fields.string("generator"),
             let blocks = fields.array("blocks", block), let runtime = fields.optional("runtime", sharedArchive),
-            let outline = fields.optional("outline", { $0.array(outlineEntry) }), let search = fields.optional("search", sharedArchive)
+            let outline = fields.optional("outline", { $0.array(outlineEntry) }), let search = fields.optional("search", sharedArchive),
+            let files = fields.optional("files", Self.courseFiles)
         else { return nil }
         var manifest = CourseManifest(courseID: courseID, publishedAt: publishedAt, generator: generator, blocks: blocks, runtime: runtime)
         manifest.schemaVersion = schemaVersion
         manifest.outline = outline
         manifest.search = search
+        manifest.files = files
         return manifest
+    }
+
+    static func courseFiles(_ value: JSONValue) -> [String: CourseFile]? {
+        guard case .object(let object) = value else { return nil }
+        var files: [String: CourseFile] = [:]
+        for (key, entry) in object {
+            guard case .object(let inner) = entry else { return nil }
+            let fields = Fields(inner)
+            guard let size = fields.unsigned("size"), let compressedSize = fields.unsigned("compressed_size"),
+                let encodingName = fields.optional("encoding", { $0.string })
+            else { return nil }
+            var encoding: CourseFile.Encoding?
+            if let encodingName {
+                guard let known = CourseFile.Encoding(rawValue: encodingName) else { return nil }
+                encoding = known
+            }
+            files[key] = CourseFile(size: size, compressedSize: compressedSize, encoding: encoding)
+        }
+        return files
+    }
+
+    static func listing(_ value: JSONValue) -> FileListing? {
+        guard case .object(let object) = value else { return nil }
+        var listing = FileListing()
+        for (key, sha256) in object {
+            guard let sha256 = sha256.string else { return nil }
+            listing[key] = sha256
+        }
+        return listing
     }
 
     /// The fields of one object, read by the rules of synthesized `Decodable`.
@@ -44,9 +75,13 @@ enum ManifestReader {
         guard case .object(let object) = value else { return nil }
         let fields = Fields(object)
         guard let archive = fields.string("archive"), let size = fields.unsigned("size"), let sha256 = fields.string("sha256"),
-            let contentHash = fields.string("content_hash")
+            let contentHash = fields.string("content_hash"), let files = fields.optional("files", Self.listing),
+            let unpackedSize = fields.optional("unpacked_size", { $0.unsigned })
         else { return nil }
-        return SharedArchive(archive: archive, size: size, sha256: sha256, contentHash: contentHash)
+        var shared = SharedArchive(archive: archive, size: size, sha256: sha256, contentHash: contentHash)
+        shared.files = files
+        shared.unpackedSize = unpackedSize
+        return shared
     }
 
     static func outlineEntry(_ value: JSONValue) -> OutlineEntry? {
@@ -71,7 +106,8 @@ enum ManifestReader {
             let requiresNetwork = fields.optional("requires_network", { $0.array { $0.string } }),
             let runtime = fields.optional("runtime", { $0.string }),
             let groupAccess = fields.optional("group_access", Self.groupAccess),
-            let splitTest = fields.optional("split_test", Self.splitTest)
+            let splitTest = fields.optional("split_test", Self.splitTest),
+            let files = fields.optional("files", Self.listing), let unpackedSize = fields.optional("unpacked_size", { $0.unsigned })
         else { return nil }
         var entry = BlockEntry(
             usageID: usageID, type: type, displayName: displayName, parents: parents, archive: archive, size: size, sha256: sha256,
@@ -81,6 +117,8 @@ enum ManifestReader {
         entry.offlineDownload = offlineDownload
         entry.groupAccess = groupAccess
         entry.splitTest = splitTest
+        entry.files = files
+        entry.unpackedSize = unpackedSize
         return entry
     }
 

@@ -8,39 +8,27 @@ import Synchronization
 import ZipArchive
 
 /// Per-build memory of the course's static files, shared by all workers: each file is hashed
-/// once, each text file compressed once, and each stylesheet rewritten once, however many
-/// blocks include it.
+/// once and each stylesheet rewritten once, however many blocks include it (each content is
+/// then compressed once, by `CourseFileStore`).
 final class AssetStore: Sendable {
-    /// Text files up to this size are compressed once and their bytes reused in every archive;
-    /// larger files stream from disk each time.
-    static let preparedLimit = 4 << 20
-    /// Media is stored as it is, so holding it saves only the reads: worth it for the small
-    /// images many pages share (logos, icons, backgrounds), not for photos and videos.
-    static let preparedMediaLimit = 256 << 10
-    /// Prepared bytes are held for the whole build; past this total, files stream instead, so
-    /// memory stays bounded whatever the course holds.
-    static let preparedBudget = 64 << 20
-
     let export: ExportDirectory
     let course: Course
     let writer: ZipWriter
+    /// Where every content of the build's archives is published once.
+    let files: CourseFileStore
     private let hashes = Mutex<[String: String]>([:])
-    private let prepared = Mutex<[String: PreparedEntry]>([:])
     private let stylesheets = Mutex<[String: RewrittenFile]>([:])
     private let pages = Mutex<[String: RewrittenFile]>([:])
     private let scripts = Mutex<[String: [String]]>([:])
     private let scriptData = Mutex<[String: ScriptLoadedFiles]>([:])
     private let previousHashes: FileHashCache
     private let stamps = Mutex<[String: FileHashCache.Record]>([:])
-    private let preparedBytes = Mutex(0)
-    /// Size and CRC-32 of files hashed in this build, from the same pass as the hash: the writer
-    /// then stores them in one more pass, header first.
-    private let checksums = Mutex<[String: FileChecksum]>([:])
 
-    init(export: ExportDirectory, course: Course, writer: ZipWriter, previousHashes: FileHashCache = FileHashCache()) {
+    init(export: ExportDirectory, course: Course, writer: ZipWriter, files: CourseFileStore, previousHashes: FileHashCache = FileHashCache()) {
         self.export = export
         self.course = course
         self.writer = writer
+        self.files = files
         self.previousHashes = previousHashes
     }
 
@@ -115,9 +103,7 @@ final class AssetStore: Sendable {
             if let stamp, let cached = previousHashes.hash(of: staticPath, stamp: stamp) {
                 digest = cached
             } else {
-                let checksum: FileChecksum
-                (digest, checksum) = try CourseFileDigest.sha256WithChecksum(path)
-                checksums.withLock { $0[staticPath] = checksum }
+                digest = try CourseFileDigest.sha256(path)
             }
             if let stamp {
                 stamps.withLock { $0[staticPath] = FileHashCache.Record(stamp, sha256: digest) }
@@ -127,39 +113,12 @@ final class AssetStore: Sendable {
         return digest
     }
 
-    /// How the file goes into an archive: compressed bytes shared across archives for small
-    /// text files, a streamed file for everything else.
-    func source(_ staticPath: String) throws -> ZipEntry.Source {
-        if let known = prepared.withLock({ $0[staticPath] }) { return .prepared(known) }
-        let bytes: [UInt8]
-        if Self.isStylesheet(staticPath) {
-            bytes = try stylesheet(staticPath).bytes
-        } else if Self.isPage(staticPath) {
-            bytes = try page(staticPath).bytes
-        } else {
-            let path = try filePath(staticPath)
-            let limit = CompressionPolicy.isPrecompressed(staticPath) ? Self.preparedMediaLimit : Self.preparedLimit
-            guard let size = FileStamp.of(path)?.size, size <= limit, reserve(Int(size)) else {
-                return checksums.withLock { $0[staticPath] }.map { .checkedFile(path: path, $0) } ?? .file(path: path)
-            }
-            bytes = try export.read("static/" + staticPath)
-        }
-        let entry = try writer.prepare(bytes, name: staticPath)
-        // Two workers may prepare the same file at once; the first one kept is the one used.
-        return .prepared(prepared.withLock { known in
-            if let first = known[staticPath] { return first }
-            known[staticPath] = entry
-            return entry
-        })
-    }
-
-    /// Takes `size` bytes from the prepared-bytes budget, if that much is left.
-    private func reserve(_ size: Int) -> Bool {
-        preparedBytes.withLock { used in
-            guard used + size <= Self.preparedBudget else { return false }
-            used += size
-            return true
-        }
+    /// The file's bytes as they go into bundles: rewritten for style sheets and framed pages,
+    /// the course file itself (streamed) for everything else.
+    func content(_ staticPath: String) throws -> CourseFileStore.Content {
+        if Self.isStylesheet(staticPath) { return .bytes(try stylesheet(staticPath).bytes) }
+        if Self.isPage(staticPath) { return .bytes(try page(staticPath).bytes) }
+        return .file(path: try filePath(staticPath))
     }
 
     func stylesheet(_ staticPath: String) throws -> RewrittenFile {

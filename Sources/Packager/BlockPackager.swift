@@ -70,6 +70,7 @@ struct BlockPackager: Sendable {
     private func rememberedEntry(of block: Block, inputs: String) -> (entry: BlockEntry, warnings: [Diagnostic])? {
         guard let memo = memos[block.usageID], memo.inputs == inputs, let before = previous.entries[block.usageID],
             before.contentHash == memo.contentHash, before.offline != false, let archive = before.archive,
+            let listing = before.files, before.unpackedSize != nil, assets.files.holds(listing),
             archive == ArchiveNaming.archivePath(type: block.type, urlName: block.urlName),
             let size = before.size, let sha = before.sha256, before.lastModified != nil,
             IncrementalBuild.archiveIsIntact(
@@ -94,14 +95,18 @@ struct BlockPackager: Sendable {
         let libraries = insertRuntime(into: &page)
         let entries = try archiveEntries(page, rendered: rendered)
         let contentHash = Self.contentHash(of: entries, renderer: renderer)
+        let (listing, unpackedSize) = try publishContents(entries)
         let archive = ArchiveNaming.archivePath(type: block.type, urlName: block.urlName)
         var listed = Set<String>()
         let needs = page.network.filter { listed.insert($0).inserted }
         func entry(_ file: PublishedFile) -> BlockEntry {
-            BlockEntry(
+            var entry = BlockEntry(
                 usageID: block.usageID, type: block.type, displayName: block.displayName, parents: block.parents,
                 archive: archive, size: file.size, sha256: file.sha256, contentHash: contentHash, lastModified: file.lastModified,
                 requiresNetwork: needs.isEmpty ? nil : needs, runtime: libraries.isEmpty ? nil : runtime?.archivePath)
+            entry.files = listing
+            entry.unpackedSize = unpackedSize
+            return entry
         }
         if let reused = reusedArchive(archive, of: block, contentHash: contentHash) {
             return .reused(entry(reused), warnings: page.warnings)
@@ -219,7 +224,8 @@ struct BlockPackager: Sendable {
         return page.libraries
     }
 
-    typealias ArchiveEntry = (name: String, hash: String, source: ZipEntry.Source)
+    /// One file of the block's folder: its path there, the SHA-256 of its bytes, and the bytes.
+    typealias ArchiveEntry = (name: String, hash: String, content: CourseFileStore.Content)
 
     /// The page, the renderer's generated files and the bundled static files, in name order.
     private func archiveEntries(_ page: PageInProgress, rendered: RenderedBlock) throws -> [ArchiveEntry] {
@@ -228,10 +234,22 @@ struct BlockPackager: Sendable {
             entries.append((name, SHA256Hex.of(bytes), .bytes(bytes)))
         }
         for path in page.bundled.sorted() {
-            entries.append(("static/" + path, try assets.contentHash(path), try assets.source(path)))
+            entries.append(("static/" + path, try assets.contentHash(path), try assets.content(path)))
         }
         entries.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
         return entries
+    }
+
+    /// Each of the folder's contents published under `files/` (once per build, whatever number
+    /// of blocks hold it): the folder's listing and its exact unpacked size.
+    private func publishContents(_ entries: [ArchiveEntry]) throws -> (FileListing, UInt64) {
+        var listing = FileListing()
+        var size: UInt64 = 0
+        for entry in entries {
+            size += try assets.files.publish(entry.content, sha256: entry.hash).size
+            listing[entry.name] = entry.hash
+        }
+        return (listing, size)
     }
 
     /// What the archive holds, independent of how it is compressed: equal hashes, equal pages.
@@ -261,7 +279,9 @@ struct BlockPackager: Sendable {
         // The type folders exist already: CoursePackager makes them before the workers start.
         let destination = options.outputFolder + "/" + (staged ?? archive)
         var archiveHasher = SHA256()
-        let written = try assets.writer.write(entries.map { ZipEntry(name: $0.name, source: $0.source) }, to: destination) {
+        // Every entry is copied from its published content: nothing is compressed again.
+        let zipEntries = try entries.map { ZipEntry(name: $0.name, source: try assets.files.source(of: $0.hash)) }
+        let written = try assets.writer.write(zipEntries, to: destination) {
             archiveHasher.update(bufferPointer: $0)
         }
         let sha256 = written.observedAll ? SHA256Hex.hex(archiveHasher.finalize()) : try CourseFileDigest.archive(destination)

@@ -14,18 +14,6 @@ enum CourseFileDigest {
         }
     }
 
-    /// SHA-256 of a course file and, from the same pass over a mapping of it, its size and CRC-32:
-    /// the ZIP writer then stores the file in one more pass, header first.
-    static func sha256WithChecksum(_ path: String) throws(CourseError) -> (sha256: String, checksum: FileChecksum) {
-        var hasher = SHA256()
-        do {
-            let checksum = try MappedFile.sweep(path) { hasher.update(bufferPointer: $0) }
-            return (SHA256Hex.hex(hasher.finalize()), checksum)
-        } catch {
-            throw .unreadable(path: path, reason: "cannot read it")
-        }
-    }
-
     static func archive(_ path: String) throws(BuildError) -> String {
         do {
             return try SHA256Hex.ofFile(path)

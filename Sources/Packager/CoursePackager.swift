@@ -62,6 +62,7 @@ public struct CoursePackager: Sendable {
             pending: blocks.assets.writer.pendingSyncs)
         saveState(incremental, blocks: blocks, search: search)
         report.counts.removed = removeUnnamedArchives(previous: previous.archives, manifest: manifest)
+        CourseFileRemoval.removeUnnamed(in: options.outputFolder, manifest: manifest)
         record(&report, in: incremental, inputs: pendingInputs, clean: !collected.failedWhileWriting, started: started, loaded: loaded)
         return report
     }
@@ -113,9 +114,11 @@ public struct CoursePackager: Sendable {
         previousHashes: FileHashCache, memos: BlockMemos<BlockNote>, progress: @Sendable (Int, Int) -> Void,
         into report: inout BuildReport
     ) -> PackagedBlocks {
-        let assets = AssetStore(
-            export: export, course: course, writer: ZipWriter(level: options.compressionLevel, pendingSyncs: PendingSyncs()),
-            previousHashes: previousHashes)
+        let writer = ZipWriter(level: options.compressionLevel, pendingSyncs: PendingSyncs())
+        let files = CourseFileStore(
+            outputFolder: options.outputFolder, level: options.compressionLevel, pendingSyncs: writer.pendingSyncs,
+            previous: previous.manifest?.files ?? [:], previousWritten: previous.written)
+        let assets = AssetStore(export: export, course: course, writer: writer, files: files, previousHashes: previousHashes)
         let (runtime, runtimeMissing) = PageRuntime.load(from: options.runtimeSource)
         if let missing = runtimeMissing.first {
             report.warnings.append(Diagnostic(
@@ -143,16 +146,20 @@ public struct CoursePackager: Sendable {
         manifest.outline = course.blocks.filter(\.isContainer).map {
             OutlineEntry(usageID: $0.usageID, type: $0.type, displayName: $0.displayName, children: $0.children)
         }
-        let writer = blocks.assets.writer
+        let (writer, store) = (blocks.assets.writer, blocks.assets.files)
         // The runtime is published only when some page loads it.
         if let runtime = blocks.runtime, manifest.blocks.lazy.compactMap(\.runtime).first == runtime.archivePath {
-            try publishShared(runtime.shared, in: &manifest, previous: previous, writer: writer, written: &collected.writtenFolders)
+            try publishShared(runtime.shared, in: &manifest, previous: previous, writer: writer, store: store, written: &collected.writtenFolders)
         }
         let searchStarted = Date()
         let search = try searchIndex(of: course, export: export, renderer: renderer, entries: manifest.blocks)
-        try publishShared(search.shared, in: &manifest, previous: previous, writer: writer, written: &collected.writtenFolders)
+        try publishShared(search.shared, in: &manifest, previous: previous, writer: writer, store: store, written: &collected.writtenFolders)
         report.durations.searchSeconds = Date().timeIntervalSince(searchStarted)
-        if let previous, previous.blocks == manifest.blocks, previous.outline == manifest.outline, previous.search == manifest.search {
+        manifest.files = Self.listedContents(of: &manifest, published: blocks.assets.files.contents, previous: previous)
+        collected.writtenFolders.formUnion(blocks.assets.files.writtenFolders)
+        if let previous, previous.blocks == manifest.blocks, previous.outline == manifest.outline, previous.search == manifest.search,
+            previous.files == manifest.files
+        {
             manifest.publishedAt = previous.publishedAt
         }
         return (manifest, search)
@@ -249,6 +256,9 @@ public struct CoursePackager: Sendable {
             throw .output(path: manifestPath, reason: "belongs to \(previous.courseID), not \(course.id); use another --out")
         }
         let archives = Set((previous?.blocks ?? []).compactMap(\.archive) + (previous?.sharedArchives ?? []).map(\.archive))
+        if let key = (previous?.files ?? [:]).keys.sorted().first(where: { !CourseFile.isContentKey($0) }) {
+            throw .output(path: manifestPath, reason: "names \"\(key)\" as a content, which is not a SHA-256 key; refusing to touch what it names")
+        }
         if let unsafe = archives.sorted().first(where: { !Staging.isPublishable($0) }) {
             throw .output(path: manifestPath, reason: "names \"\(unsafe)\" as an archive, which is not of the form <type>/<name>.zip; refusing to touch what it names")
         }
@@ -258,9 +268,13 @@ public struct CoursePackager: Sendable {
             written: FileStamp.of(manifestPath)?.modified)
     }
 
-    /// A type folder that is a link would put archives (and their deletion) outside DIR.
+    /// A type folder (or a folder of published contents, `files/<hh>`) that is a link would put
+    /// archives (and their deletion) outside DIR.
     private func refuseLinkedFolders(in out: String) throws(BuildError) {
-        for name in ((try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []).sorted() {
+        let manager = FileManager.default
+        let shards = (try? manager.contentsOfDirectory(atPath: out + "/" + CourseFile.folder)) ?? []
+        let names = ((try? manager.contentsOfDirectory(atPath: out)) ?? []) + shards.map { CourseFile.folder + "/" + $0 }
+        for name in names.sorted() {
             var info = stat()
             if lstat(out + "/" + name, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK {
                 throw .output(path: out + "/" + name, reason: "is a symbolic link; everything a build writes stays inside the output folder, so it must be a real folder or file")
@@ -356,15 +370,42 @@ public struct CoursePackager: Sendable {
         return collected
     }
 
+    /// The manifest's top-level `files`: every content a listing names, as this build published
+    /// it or, for an entry kept from the previous publish (a block that failed this time), as
+    /// that publish listed it. A kept entry whose listing names a content neither knows loses
+    /// its listing (a client then downloads its archive), so every listed hash is a key.
+    static func listedContents(
+        of manifest: inout CourseManifest, published: [String: CourseFile], previous: CourseManifest?
+    ) -> [String: CourseFile]? {
+        var files: [String: CourseFile] = [:]
+        func known(_ listing: FileListing?) -> Bool {
+            guard let listing else { return true }
+            for sha256 in listing.values where files[sha256] == nil {
+                guard let file = published[sha256] ?? previous?.files?[sha256] else { return false }
+                files[sha256] = file
+            }
+            return true
+        }
+        for index in manifest.blocks.indices where !known(manifest.blocks[index].files) {
+            manifest.blocks[index].files = nil
+            manifest.blocks[index].unpackedSize = nil
+        }
+        for kind in SharedArchive.Kind.allCases where !known(manifest[shared: kind]?.files) {
+            manifest[shared: kind]?.files = nil
+            manifest[shared: kind]?.unpackedSize = nil
+        }
+        return files.isEmpty ? nil : files
+    }
+
     /// A shared archive (runtime, search index) in the manifest, written unless the previous
     /// publish holds it already.
     private func publishShared(
         _ content: SharedContent, in manifest: inout CourseManifest, previous: CourseManifest?, writer: ZipWriter,
-        written writtenFolders: inout Set<String>
+        store: CourseFileStore, written writtenFolders: inout Set<String>
     ) throws(BuildError) {
         let out = options.outputFolder
         do {
-            let (published, written) = try content.publish(into: out, writer: writer, previous: previous?[shared: content.kind])
+            let (published, written) = try content.publish(into: out, writer: writer, store: store, previous: previous?[shared: content.kind])
             manifest[shared: content.kind] = published
             if written { writtenFolders.insert(out + "/" + content.kind.folder) }
         } catch {
@@ -548,8 +589,14 @@ public struct CoursePackager: Sendable {
             if isLeftover(top, top) { unlink(folder + "/" + top); continue }
             var info = stat()
             guard lstat(folder + "/" + top, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else { continue }
-            for name in (try? manager.contentsOfDirectory(atPath: folder + "/" + top)) ?? [] where isLeftover(top + "/" + name, name) {
-                unlink(folder + "/" + top + "/" + name)
+            for name in (try? manager.contentsOfDirectory(atPath: folder + "/" + top)) ?? [] {
+                if isLeftover(top + "/" + name, name) { unlink(folder + "/" + top + "/" + name); continue }
+                // Published contents sit one level deeper: `files/<hh>/<sha256>`.
+                guard top == CourseFile.folder else { continue }
+                let shard = folder + "/" + top + "/" + name
+                for inner in (try? manager.contentsOfDirectory(atPath: shard)) ?? [] where inner.contains(".tmp-") {
+                    unlink(shard + "/" + inner)
+                }
             }
         }
     }

@@ -80,7 +80,9 @@ struct PageRuntime: Sendable {
 
     /// What the device keeps once: one archive of all the files.
     var shared: SharedContent {
-        SharedContent(kind: .runtime, contentHash: contentHash, entries: files.map { ZipEntry(name: $0.name, source: .bytes($0.bytes)) })
+        SharedContent(
+            kind: .runtime, contentHash: contentHash,
+            files: files.map { SharedContent.File(name: $0.name, sha256: SHA256Hex.of($0.bytes), content: .bytes($0.bytes)) })
     }
 
     /// Renders TeX the way the LMS's MathJax configuration reads it on every page, HTML blocks

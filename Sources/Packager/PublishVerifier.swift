@@ -10,6 +10,8 @@ public enum PublishVerifier {
     public struct Result: Sendable {
         public var manifest: CourseManifest
         public var archivesChecked = 0
+        /// Course files (`files/`) checked: decoded and hashed.
+        public var contentsChecked = 0
         public var problems: [Diagnostic] = []
     }
 
@@ -28,9 +30,23 @@ public enum PublishVerifier {
                     messages.append("archive path escapes the folder")
                 }
             }
+            messages += CourseFileCheck.listingProblems(
+                block.files, unpackedSize: block.unpackedSize, archive: block.archive.flatMap { Staging.isPublishable($0) ? $0 : nil },
+                folder: folder, files: manifest.files)
             result.problems += messages.map { Diagnostic(block: block.usageID, file: block.archive, message: $0, id: .publishMismatch) }
         }
+        checkCourseFiles(in: folder, into: &result)
         return result
+    }
+
+    /// The published contents decode to their names. (Files the manifest does not name are not
+    /// problems here: a publish target keeps removed ones through their grace period.)
+    private static func checkCourseFiles(in folder: String, into result: inout Result) {
+        let manifest = result.manifest
+        result.contentsChecked = manifest.files?.count ?? 0
+        for (file, message) in CourseFileCheck.contentProblems(in: folder, manifest: manifest) {
+            result.problems.append(Diagnostic(block: manifest.courseID, file: file, message: message, id: .publishMismatch))
+        }
     }
 
     private static func readManifest(in folder: String) throws(BuildError) -> CourseManifest {
@@ -54,9 +70,12 @@ public enum PublishVerifier {
     private static func sharedEntries(of manifest: CourseManifest) -> [BlockEntry] {
         SharedArchive.Kind.allCases.compactMap { kind in
             manifest[shared: kind].map {
-                BlockEntry(
+                var entry = BlockEntry(
                     usageID: kind.folder, type: kind.folder, displayName: nil, parents: [], archive: $0.archive,
                     size: $0.size, sha256: $0.sha256, contentHash: $0.contentHash, lastModified: manifest.publishedAt)
+                entry.files = $0.files
+                entry.unpackedSize = $0.unpackedSize
+                return entry
             }
         }
     }

@@ -185,8 +185,11 @@ struct SearchIndexStep: Sendable {
         return PreparedEntry(method: .deflated, crc32: crc, uncompressedSize: UInt64(length), payload: payload)
     }
 
-    /// What the device keeps once: an archive of `index.js` alone.
+    /// What the device keeps once: `index.js` alone (its content hash is its SHA-256, and its
+    /// published file reuses the deflated pieces as they are).
     var shared: SharedContent {
-        SharedContent(kind: .search, contentHash: contentHash, entries: [ZipEntry(name: SearchIndex.fileName, source: .prepared(entry))])
+        SharedContent(
+            kind: .search, contentHash: contentHash,
+            files: [SharedContent.File(name: SearchIndex.fileName, sha256: contentHash, content: .prepared(entry))])
     }
 }

@@ -5,32 +5,52 @@ import Manifest
 import ZipArchive
 
 /// Content a device keeps once per course rather than once per page (`SharedArchive.Kind`: the
-/// page runtime, the search index): the entries of its archive and the hash of what they hold,
+/// page runtime, the search index): the files of its folder and the hash of what they hold,
 /// which names the archive. Each kind prepares its content its own way; publishing it is the
-/// same for every kind.
+/// same for every kind, and the same as a block's: each file goes to `files/` once
+/// (`CourseFileStore`), the folder is listed, and the archive copies the published bytes.
 struct SharedContent: Sendable {
+    /// One file of the folder: its path there, the SHA-256 of its bytes, and the bytes.
+    struct File: Sendable {
+        let name: String
+        let sha256: String
+        let content: CourseFileStore.Content
+    }
+
     let kind: SharedArchive.Kind
     let contentHash: String
-    let entries: [ZipEntry]
+    let files: [File]
 
     var archivePath: String { kind.archivePath(contentHash: contentHash) }
 
-    /// Writes the archive unless the previous publish already holds it (its name is its content);
-    /// `written` says whether its folder got a new name to sync.
-    func publish(into folder: String, writer: ZipWriter, previous: SharedArchive?) throws -> (SharedArchive, written: Bool) {
+    /// Publishes the files, and writes the archive unless the previous publish already holds it
+    /// (its name is its content); `written` says whether its folder got a new name to sync.
+    func publish(into folder: String, writer: ZipWriter, store: CourseFileStore, previous: SharedArchive?) throws -> (SharedArchive, written: Bool) {
+        var listing = FileListing()
+        var unpackedSize: UInt64 = 0
+        for file in files {
+            unpackedSize += try store.publish(file.content, sha256: file.sha256).size
+            listing[file.name] = file.sha256
+        }
         let path = folder + "/" + archivePath
-        if let previous, previous.archive == archivePath, previous.contentHash == contentHash,
-            FileStamp.of(path)?.size == previous.size, (try? SHA256Hex.ofFile(path)) == previous.sha256
+        if var kept = previous, kept.archive == archivePath, kept.contentHash == contentHash,
+            FileStamp.of(path)?.size == kept.size, (try? SHA256Hex.ofFile(path)) == kept.sha256
         {
-            return (previous, false)
+            kept.files = listing
+            kept.unpackedSize = unpackedSize
+            return (kept, false)
         }
         try FileManager.default.createDirectory(atPath: folder + "/" + kind.folder, withIntermediateDirectories: true)
         var hasher = SHA256()
+        let entries = try files.map { ZipEntry(name: $0.name, source: try store.source(of: $0.sha256)) }
         let written = try writer.write(entries, to: path) {
             hasher.update(bufferPointer: $0)
         }
         let sha256 = written.observedAll ? SHA256Hex.hex(hasher.finalize()) : try CourseFileDigest.archive(path)
-        return (SharedArchive(archive: archivePath, size: written.size, sha256: sha256, contentHash: contentHash), true)
+        var archive = SharedArchive(archive: archivePath, size: written.size, sha256: sha256, contentHash: contentHash)
+        archive.files = listing
+        archive.unpackedSize = unpackedSize
+        return (archive, true)
     }
 }
 

@@ -27,7 +27,7 @@ public struct PublishRecord: Codable, Sendable, Equatable {
     /// A record that cannot be read is treated as empty: it only ever delays deletions.
     static func decode(_ data: Data?) -> PublishRecord {
         guard let data, let record = try? JSONDecoder().decode(PublishRecord.self, from: data) else { return PublishRecord() }
-        return PublishRecord(removed: record.removed.filter { PublishKeys.isArchiveKey($0.key) }, pending: record.pending.filter(PublishKeys.isArchiveKey))
+        return PublishRecord(removed: record.removed.filter { PublishKeys.isPublishedKey($0.key) }, pending: record.pending.filter(PublishKeys.isPublishedKey))
     }
 }
 
@@ -50,6 +50,18 @@ enum PublishKeys {
         let original = String(parts[0]) + "/" + String(name) + ".zip"
         return hex.count == 16 && hex.allSatisfy(\.isHexDigit) && ArchivePath.isWellFormed(original)
     }
+
+    /// A published course file, `files/<hh>/<sha256>` or `files/<hh>/<sha256>.gz`, exactly as
+    /// `CourseFile.path` derives it: a content key can never reach anything else either.
+    static func isContentKey(_ key: String) -> Bool {
+        let parts = key.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0] == Substring(CourseFile.folder) else { return false }
+        let name = parts[2].hasSuffix(".gz") ? parts[2].dropLast(3) : parts[2]
+        return CourseFile.isContentKey(String(name)) && parts[1] == name.prefix(2)
+    }
+
+    /// What a publish may write or delete for a course: an archive, a staged copy, or a content.
+    static func isPublishedKey(_ key: String) -> Bool { isArchiveKey(key) || isContentKey(key) }
 
     /// `html/.x.zip.staged-0123abcd…`: where a changed archive goes up first, beside the one the
     /// live manifest names (the same naming as a local build's staging).

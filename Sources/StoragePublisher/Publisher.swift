@@ -56,7 +56,7 @@ public struct Publisher: Sendable {
         let files = try localFiles(of: local)
         let (remote, record) = try await readTarget(publishing: local)
         let named = Set(files.map(\.key))
-        let live = Set(Self.archives(of: remote).filter(PublishKeys.isArchiveKey))
+        let live = Set(Self.archives(of: remote).filter(PublishKeys.isArchiveKey) + Self.contents(of: remote).filter(PublishKeys.isContentKey))
         let uploads = try await plannedUploads(files, live: live, report: &report)
         try checkLocalBytes(of: uploads)
         report.uploads = uploads.map { .init(key: $0.file.key, bytes: $0.file.size, reason: $0.reason, stagedAs: $0.staged) }
@@ -126,8 +126,10 @@ public struct Publisher: Sendable {
                 report.unchanged += 1
                 continue
             }
-            // Overwriting an archive the live manifest names would make it name other bytes.
-            let staged = live.contains(file.key) && object != nil ? PublishKeys.staged(file.key, sha256: file.sha256) : nil
+            // Overwriting an archive the live manifest names would make it name other bytes. A
+            // content's name is its bytes: one found different is damaged, and replaced in place.
+            let staged = live.contains(file.key) && object != nil && !PublishKeys.isContentKey(file.key)
+                ? PublishKeys.staged(file.key, sha256: file.sha256) : nil
             uploads.append(Upload(file: file, staged: staged, reason: object == nil ? "new" : "changed"))
         }
         return uploads
@@ -205,10 +207,17 @@ public struct Publisher: Sendable {
     /// a manifest naming the staged copies, then the copies under their own names. Returns
     /// whether anything was written.
     private func upload(_ uploads: [Upload], of local: CourseManifest, report: inout PublishReport) async throws(StoreError) -> Bool {
-        let first = try await forEach(uploads) { upload throws(StoreError) in
-            let key = upload.staged ?? upload.file.key
-            try await store.put(key, file: try openForUpload(upload.file), metadata: archiveMetadata(upload.file))
-            return "PUT \(key)"
+        // Contents before the archives assembled from them, the manifest last: a reader that
+        // sees a name finds everything it leads to.
+        let contents = uploads.filter { PublishKeys.isContentKey($0.file.key) }
+        let archives = uploads.filter { !PublishKeys.isContentKey($0.file.key) }
+        var first: [String] = []
+        for batch in [contents, archives] {
+            first += try await forEach(batch) { upload throws(StoreError) in
+                let key = upload.staged ?? upload.file.key
+                try await store.put(key, file: try openForUpload(upload.file), metadata: archiveMetadata(upload.file))
+                return "PUT \(key)"
+            }
         }
         report.writes += first
         let staged = uploads.filter { $0.staged != nil }
@@ -274,7 +283,8 @@ public struct Publisher: Sendable {
     }
 
     private func archiveMetadata(_ file: LocalFile) -> ObjectMetadata {
-        ObjectMetadata(contentType: "application/zip", cacheControl: options.cacheControlArchives, size: file.size, sha256: file.sha256)
+        let type = file.key.hasSuffix(".zip") ? "application/zip" : file.key.hasSuffix(".gz") ? "application/gzip" : "application/octet-stream"
+        return ObjectMetadata(contentType: type, cacheControl: options.cacheControlArchives, size: file.size, sha256: file.sha256)
     }
 
     private func readLocalManifest() throws(PublishError) -> CourseManifest {
@@ -353,6 +363,31 @@ public struct Publisher: Sendable {
             }
             files.append(LocalFile(key: key, size: size, sha256: sha256))
         }
+        return try files + localContents(of: manifest, in: source)
+    }
+
+    /// Every course file the local manifest lists, at the path its key derives, of its size;
+    /// its `sha256` here is of the published file's bytes (what the target stores and compares).
+    private func localContents(of manifest: CourseManifest, in source: LocalFolder) throws(PublishError) -> [LocalFile] {
+        var files: [LocalFile] = []
+        for (sha256, content) in (manifest.files ?? [:]).sorted(by: { $0.key < $1.key }) {
+            let key = content.path(sha256: sha256)
+            guard CourseFile.isContentKey(sha256), PublishKeys.isContentKey(key) else {
+                throw .local(path: folder + "/manifest.json", reason: "\(sha256): not a SHA-256 content key")
+            }
+            let digest: (sha256: String, size: UInt64)
+            do {
+                digest = try source.open(key).sha256()
+            } catch let error as LocalFileRefusal {
+                throw .local(path: error.path, reason: error.reason)
+            } catch {
+                throw .local(path: folder + "/" + key, reason: "\(error)")
+            }
+            guard digest.size == content.compressedSize else {
+                throw .local(path: folder + "/" + key, reason: "is \(digest.size) bytes, the manifest says \(content.compressedSize) (run coursepack verify)")
+            }
+            files.append(LocalFile(key: key, size: content.compressedSize, sha256: digest.sha256))
+        }
         return files
     }
 
@@ -386,6 +421,11 @@ public struct Publisher: Sendable {
     static func archives(of manifest: CourseManifest?) -> [String] {
         guard let manifest else { return [] }
         return manifest.blocks.compactMap(\.archive) + [manifest.runtime?.archive, manifest.search?.archive].compactMap { $0 }
+    }
+
+    /// The published course files a manifest names.
+    static func contents(of manifest: CourseManifest?) -> [String] {
+        (manifest?.files ?? [:]).map { $0.value.path(sha256: $0.key) }
     }
 
     static func pointing(_ manifest: CourseManifest, staged: [String: String]) -> CourseManifest {

@@ -1,4 +1,5 @@
 import Manifest
+import ZipArchive
 
 /// A server's manifest is untrusted: before anything is downloaded, every archive path must
 /// stay inside the target, ids must be unique, and sizes and hashes must be plausible.
@@ -33,6 +34,37 @@ enum ManifestValidation {
             }
             guard let sha = block.sha256, isSHA256(sha) else {
                 throw refuse("block \(block.usageID) has no valid sha256")
+            }
+        }
+        try checkContents(manifest, source: source)
+    }
+
+    /// The course file contents and every folder's listing of them: keys are content hashes,
+    /// sizes plausible, each listed path one an archive entry could have, each content listed
+    /// known. A manifest that fails is refused whole, before anything is downloaded.
+    static func checkContents(_ manifest: CourseManifest, source: String) throws(SyncError) {
+        func refuse(_ reason: String) -> SyncError { .unsafeManifest(source: source, reason: reason) }
+        guard let files = manifest.files else { return }
+        for (key, file) in files {
+            guard CourseFile.isContentKey(key) else { throw refuse("files lists \"\(key.prefix(80))\", which is not a sha256") }
+            guard file.size <= maximumArchiveSize, file.compressedSize <= maximumArchiveSize else { throw refuse("content \(key) has no plausible size") }
+        }
+        var listings: [(String, FileListing)] = manifest.blocks.compactMap { block in block.files.map { ("block \(block.usageID)", $0) } }
+        listings += SharedContent.all(in: manifest).compactMap { shared in shared.archive.files.map { (shared.kind.shownName, $0) } }
+        for (owner, listing) in listings {
+            var lowered = Set<String>()
+            for (path, key) in listing {
+                do { try EntryName.validate(path) } catch { throw refuse("\(owner) lists an unsafe path: \(error)") }
+                guard lowered.insert(path.lowercased()).inserted else { throw refuse("\(owner) lists \"\(path)\" twice (names may differ only by case)") }
+                guard files[key] != nil else { throw refuse("\(owner) lists \"\(path)\" as content \(key.prefix(80)), which files does not give") }
+            }
+            // A path that is also another path's folder cannot be both a file and a folder.
+            for path in lowered {
+                var parent = path
+                while let slash = parent.lastIndex(of: "/") {
+                    parent = String(parent[..<slash])
+                    if lowered.contains(parent) { throw refuse("\(owner) lists \"\(parent)\" as a file and as a folder") }
+                }
             }
         }
     }

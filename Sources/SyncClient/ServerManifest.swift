@@ -65,6 +65,9 @@ extension SyncClient {
     }
 
     static func cachePath(_ stateFolder: String) -> String { stateFolder + "/server-manifest.json" }
+
+    /// The server's manifest as last fetched over HTTP, kept for a conditional request.
+    public static func cachedManifestPath(target: String) -> String { cachePath(stateFolder(of: target)) }
     static func validatorsPath(_ stateFolder: String) -> String { stateFolder + "/validators.json" }
 
     /// The server's manifest, validated, fetched conditionally on what this target last saw;

@@ -60,10 +60,13 @@ public struct SharedContent: Sendable, Equatable {
     }
 
     /// The block-like entry a sync plans and installs.
-    func blockEntry(publishedAt: String) -> BlockEntry {
-        BlockEntry(
+    public func blockEntry(publishedAt: String) -> BlockEntry {
+        var entry = BlockEntry(
             usageID: usageID, type: kind.rawValue, displayName: kind.displayName, parents: [], archive: archive.archive,
             size: archive.size, sha256: archive.sha256, contentHash: archive.contentHash, lastModified: publishedAt)
+        entry.files = archive.files
+        entry.unpackedSize = archive.unpackedSize
+        return entry
     }
 
     /// The manifest with its shared content appended to its blocks, as a sync plans them.

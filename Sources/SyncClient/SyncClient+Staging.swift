@@ -6,7 +6,9 @@ extension SyncClient {
     /// Downloads, verifies and unpacks one block into a staging folder beside its install
     /// folder (fetch, verify, unpack). With `.fileSystem` durability nothing is synced yet:
     /// `swapIn` waits once for all.
-    func stage(_ block: BlockEntry, budget: UnpackBudget, session: TransferSession) async -> Result<StagedBlock, SyncError> {
+    func stage(_ block: BlockEntry, contents: ContentPlan?, budget: UnpackBudget, session: TransferSession) async -> Result<StagedBlock, SyncError> {
+        // A server that lists contents: the block is built from the store, its archive unused.
+        if let contents, let listing = block.files { return stageLinked(block, listing: listing, contents: contents, budget: budget) }
         guard let archive = block.archive, let folder = ArchivePath.installFolder(of: archive),
             let sha = block.sha256, let size = block.size
         else { return .failure(.unsafeManifest(source: options.source.description, reason: "block \(block.usageID) cannot be installed")) }

@@ -33,6 +33,12 @@ public struct SyncClient: Sendable {
         public var replaceCourse = false
         /// How installs are made durable (see `SyncDurability`).
         public var durability = SyncDurability.platformDefault
+        /// The folder of the content store the course's folders link to (see `ContentStore`);
+        /// a target holding several courses shares one.
+        public var contentStore: String
+        /// Whether the sync deletes store contents its local manifest no longer lists (true when
+        /// the store is this course's alone; a multi-course target collects over all courses).
+        public var collectsStore = true
 
         /// Twice the largest archive `ZipReader` unpacks by default: room for a course of
         /// long videos, and a bound on what a hostile manifest of many small bombs costs.
@@ -48,6 +54,7 @@ public struct SyncClient: Sendable {
             self.jobs = max(1, jobs)
             self.limits = limits
             self.timeouts = timeouts
+            self.contentStore = ContentStore.folder(ofTarget: target)
         }
     }
 
@@ -55,6 +62,10 @@ public struct SyncClient: Sendable {
         public var plan: SyncPlan
         public var downloadedBlocks = 0
         public var downloadedBytes: UInt64 = 0
+        /// Course file contents downloaded into the store (each once), and taken from folders
+        /// installed before the store existed instead.
+        public var downloadedContents = 0
+        public var adoptedContents = 0
         public var removedBlocks = 0
         /// What a sync killed earlier left and this one removed, relative to the target.
         public var leftoversRemoved: [String] = []
@@ -123,13 +134,22 @@ public struct SyncClient: Sendable {
         summary.leftoversRemoved = leftovers
         let composer = LocalManifestComposer(server: server.manifest, installed: installed, removedIDs: Set(summary.plan.removed.map(\.usageID)))
         let downloads = summary.plan.downloads
+        let session = TransferSession(timeouts: options.timeouts)
+        defer { session.finish() }
+        let contents = await fillStore(for: downloads, server: server.manifest, session: session)
         let (results, installedNow) = await installDownloads(
-            downloads, composer: composer, installedNow: Set(summary.plan.unchanged.map(\.usageID)), progress: progress)
+            downloads, contents: contents, session: session, composer: composer, installedNow: Set(summary.plan.unchanged.map(\.usageID)),
+            progress: progress)
         summary.count(results, of: downloads)
+        summary.downloadedBytes += contents?.transferred ?? 0
+        summary.downloadedContents = contents?.downloaded ?? 0
+        summary.adoptedContents = contents?.adopted ?? 0
         let local = try writeFinalManifest(composer.manifest(installedNow: installedNow, final: true))
         server.remember(stateFolder)
         summary.removedBlocks = removeDropped(summary.plan.removed, keeping: local)
-        cleanDownloads(keeping: Set(summary.failures.compactMap { failure in downloads.first { $0.usageID == failure.usageID }?.sha256 }))
+        if options.collectsStore { ContentStore(folder: options.contentStore).collect(keeping: ContentStore.listed(in: local)) }
+        let failedArchives = summary.failures.compactMap { failure in downloads.first { $0.usageID == failure.usageID }?.sha256 }
+        cleanDownloads(keeping: Set(failedArchives).union(contents?.failed.keys ?? [:].keys))
         summary.seconds = Date().timeIntervalSince(started)
         return summary
     }
@@ -154,17 +174,16 @@ public struct SyncClient: Sendable {
     /// installed blocks; a few syncs of the file system per course cost little. Returns each
     /// block's outcome (nil: not tried) and the usage ids whose server version is installed.
     private func installDownloads(
-        _ downloads: [BlockEntry], composer: LocalManifestComposer, installedNow: Set<String>, progress: @Sendable (Int, Int) -> Void
+        _ downloads: [BlockEntry], contents: ContentPlan?, session: TransferSession, composer: LocalManifestComposer, installedNow: Set<String>,
+        progress: @Sendable (Int, Int) -> Void
     ) async -> ([Result<UInt64, SyncError>?], Set<String>) {
         let budget = UnpackBudget(limit: options.maximumUnpackedBytes)
-        let session = TransferSession(timeouts: options.timeouts)
-        defer { session.finish() }
         var batch = SwapBatch(count: downloads.count, installedNow: installedNow)
         await withTaskGroup(of: (Int, Result<StagedBlock, SyncError>).self) { group in
             var next = 0
             func start(_ index: Int) {
                 let block = downloads[index]
-                group.addTask { (index, await self.stage(block, budget: budget, session: session)) }
+                group.addTask { (index, await self.stage(block, contents: contents, budget: budget, session: session)) }
                 next += 1
             }
             while next < min(options.jobs, downloads.count) { start(next) }

@@ -38,7 +38,10 @@ public struct SyncPlan: Sendable {
             }
             let before = local[block.usageID]
             guard selected || before != nil else { continue }
-            if let before, block.isSameDownload(as: before), isPresent(before) {
+            // A folder installed before the server listed contents moves to the store: its files
+            // are taken into it, not downloaded again (`fillStore`).
+            let upgrades = block.files != nil && before?.files == nil
+            if let before, block.isSameDownload(as: before), !upgrades, isPresent(before) {
                 unchanged.append(block)
             } else if before != nil {
                 outdated.append(block)

@@ -18,6 +18,9 @@ public struct ZipEntry: Sendable {
         case checkedFile(path: String, FileChecksum)
         /// Compressed and checksummed once, reused in every archive that holds it.
         case prepared(PreparedEntry)
+        /// An entry's data already in its final form inside another file (a published course
+        /// file): copied as it is, never compressed again.
+        case copied(CopiedEntry)
     }
 
     public let name: String
@@ -43,6 +46,26 @@ public struct PreparedEntry: Sendable {
         self.crc32 = crc32
         self.uncompressedSize = uncompressedSize
         self.payload = payload
+    }
+}
+
+/// Where an entry's data lies, ready to copy: `compressedSize` bytes of `path` from `offset`
+/// (a gzip member's deflate stream, or a whole stored file), with its CRC-32 and size known.
+public struct CopiedEntry: Sendable, Equatable {
+    public let path: String
+    public let offset: UInt64
+    public let method: CompressionMethod
+    public let crc32: UInt32
+    public let compressedSize: UInt64
+    public let uncompressedSize: UInt64
+
+    public init(path: String, offset: UInt64, method: CompressionMethod, crc32: UInt32, compressedSize: UInt64, uncompressedSize: UInt64) {
+        self.path = path
+        self.offset = offset
+        self.method = method
+        self.crc32 = crc32
+        self.compressedSize = compressedSize
+        self.uncompressedSize = uncompressedSize
     }
 }
 
@@ -207,7 +230,28 @@ public struct ZipWriter: Sendable {
             return try writeFile(path, known: nil, name: name, entryName: entry.name, to: out)
         case .checkedFile(let path, let checksum):
             return try writeFile(path, known: checksum, name: name, entryName: entry.name, to: out)
+        case .copied(let copied):
+            return try writeCopied(copied, name: name, to: out)
         }
+    }
+
+    /// The header from what is known, then the data read as it is: a source shorter than it
+    /// should be is an error, never a truncated entry.
+    private func writeCopied(_ copied: CopiedEntry, name: [UInt8], to out: OutputFile) throws -> CentralRecord {
+        let record = CentralRecord(
+            name: name, method: copied.method, crc32: copied.crc32,
+            compressedSize: copied.compressedSize, uncompressedSize: copied.uncompressedSize,
+            offset: out.offset, localZip64: copied.uncompressedSize >= Limits.u32 || copied.compressedSize >= Limits.u32)
+        try out.write(record.localHeader())
+        let input = try InputFile(path: copied.path)
+        var done: UInt64 = 0
+        while done < copied.compressedSize {
+            let piece = try input.read(at: copied.offset + done, count: Int(min(UInt64(fileChunkSize), copied.compressedSize - done)))
+            if piece.isEmpty { throw ZipError.malformed(path: copied.path, reason: "ends before the \(copied.compressedSize) bytes the entry copies from it") }
+            try out.write(piece)
+            done += UInt64(piece.count)
+        }
+        return record
     }
 
     private func writePrepared(_ prepared: PreparedEntry, name: [UInt8], to out: OutputFile) throws -> CentralRecord {

@@ -56,7 +56,14 @@ struct Status: ParsableCommand {
             for leftover in course.leftovers { printOutput("  leftover: \(leftover): left by a sync that was killed; the next sync removes it") }
         }
         let budget = report.budget.map { "\($0) bytes" } ?? "none"
-        printOutput("\(report.courses.count) course\(report.courses.count == 1 ? "" : "s"), \(report.bytes) bytes on disk, budget: \(budget)")
+        let usage = report.usage
+        printOutput("disk: blocks \(usage.blocks), shared files \(usage.sharedFiles), runtime \(usage.runtime), search \(usage.search), outline pages \(usage.outlinePages), state \(usage.state) bytes")
+        let expiry = report.expireAfter.map { ", expire after \(Self.period($0))" } ?? ""
+        printOutput("\(report.courses.count) course\(report.courses.count == 1 ? "" : "s"), \(report.bytes) bytes on disk, budget: \(budget)\(expiry)")
+    }
+
+    static func period(_ seconds: Double) -> String {
+        seconds.truncatingRemainder(dividingBy: 86_400) == 0 ? "\(Int(seconds / 86_400))d" : "\(Int(seconds))s"
     }
 
     static func time(_ seconds: Double) -> String {

@@ -27,6 +27,9 @@ struct Sync: AsyncParsableCommand {
     @Option(name: .long, help: "Storage budget for every course of TARGET, e.g. 200MB, 1.5GB, 500MiB (remembered for later syncs). Least recently used blocks that are not pinned are removed to stay within it.")
     var budget: String?
 
+    @Option(name: .customLong("expire-after"), help: "Remove blocks not opened for this long, e.g. 30d, 12h (remembered for later syncs); pinned blocks stay. A plain sync does not bring them back; --blocks or --next does.")
+    var expireAfter: String?
+
     @Option(name: .long, parsing: .upToNextOption, help: "Keep these always (never evicted): the course id, or chapter, sequential, unit or block usage ids. Remembered.")
     var pin: [String] = []
 
@@ -73,6 +76,9 @@ struct Sync: AsyncParsableCommand {
         if let budget, ByteSize.parse(budget) == nil {
             throw ValidationError("--budget \"\(budget)\" is not a size (examples: 200MB, 1.5GB, 500MiB, 1048576)")
         }
+        if let expireAfter, Period.parse(expireAfter) == nil {
+            throw ValidationError("--expire-after \"\(expireAfter)\" is not a period (examples: 30d, 12h, 2w)")
+        }
         if let maxUnpackedBytes, ByteSize.parse(maxUnpackedBytes).map({ $0 > 0 }) != true {
             throw ValidationError("--max-unpacked-bytes \"\(maxUnpackedBytes)\" is not a size of at least one byte (examples: 8GB, 500MiB)")
         }
@@ -102,6 +108,7 @@ struct Sync: AsyncParsableCommand {
         request.pin = pin
         request.unpin = unpin
         request.budget = budget.flatMap(ByteSize.parse)
+        request.expireAfter = expireAfter.flatMap(Period.parse)
         request.next = next
         request.after = after
         request.jobs = jobs
@@ -132,9 +139,10 @@ struct Sync: AsyncParsableCommand {
         let megabytes = Double(summary.downloadedBytes) / 1_048_576
         var extra = ""
         if !report.evicted.isEmpty { extra += ", \(report.evicted.count) evicted (least recently used)" }
+        if !report.expired.isEmpty { extra += ", \(report.expired.count) expired (not opened within --expire-after)" }
         if !report.overBudget.isEmpty { extra += ", \(report.overBudget.count) asked for but over the budget" }
         if !report.repairs.isEmpty { extra += ", \(report.repairs.count) repairs" }
-        printOutput("coursepack: synced \(target)/\(report.courseFolder): \(summary.downloadedBlocks) blocks downloaded (\(summary.downloadedBytes) bytes, \(String(format: "%.1f", megabytes)) MB), \(summary.plan.unchanged.count) unchanged, \(summary.removedBlocks) removed\(extra), \(summary.failures.count) failed in \(String(format: "%.2f", summary.seconds)) s\(summary.manifestNotModified ? " (manifest not modified)" : "")")
+        printOutput("coursepack: synced \(target)/\(report.courseFolder): \(summary.downloadedBlocks) blocks downloaded (\(summary.downloadedContents) files, \(summary.downloadedBytes) bytes, \(String(format: "%.1f", megabytes)) MB), \(summary.plan.unchanged.count) unchanged, \(summary.removedBlocks) removed\(extra), \(summary.failures.count) failed in \(String(format: "%.2f", summary.seconds)) s\(summary.manifestNotModified ? " (manifest not modified)" : "")")
         if let budget = report.budget { printOutput("storage: \(report.installedBytes) of \(budget) bytes used") }
         return !summary.failures.isEmpty
     }

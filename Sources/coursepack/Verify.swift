@@ -13,7 +13,7 @@ struct Verify: ParsableCommand {
     func run() throws {
         let result = try orExitBadInput { try PublishVerifier.verify(folder: folder) }
         for problem in result.problems { printError("\(problem.label("error")): \(problem)") }
-        printOutput("coursepack: \(result.manifest.courseID): \(result.archivesChecked) archives checked, \(result.problems.count) problems")
+        printOutput("coursepack: \(result.manifest.courseID): \(result.archivesChecked) archives and \(result.contentsChecked) course files checked, \(result.problems.count) problems")
         if !result.problems.isEmpty { throw ExitCode(ExitStatus.blocksFailed) }
     }
 }

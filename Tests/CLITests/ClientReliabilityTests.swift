@@ -31,7 +31,8 @@ import TestSupport
     /// A server that stops sending mid-archive, or never answers, costs seconds, not minutes.
     @Test func aServerThatStopsSendingOrNeverAnswersIsGivenUpOn() throws {
         let published = try published()
-        let (url, _, server) = try startFaultServer(serving: published, faults: #"{"/html/welcome_page.zip": {"stall_after": 100}}"#)
+        let page = try fetchedPath(ofPage: "html/welcome_page", in: published)
+        let (url, _, server) = try startFaultServer(serving: published, faults: #"{"/\#(page)": {"stall_after": 100}}"#)
         defer { #expect(server.stop(), "the fault server outlived its test") }
         let target = TestSupport.temporaryFolder("client") + "/device"
         var started = Date()
@@ -61,7 +62,7 @@ import TestSupport
         let strace = try requireStrace()
         let target = TestSupport.temporaryFolder("client") + "/device"
         let log = TestSupport.temporaryFolder("strace") + "/trace"
-        let traced = try TestSupport.run(strace, ["-f", "-y", "-o", log, "-e", "trace=openat,fsync,syncfs,rename,renameat2",
+        let traced = try TestSupport.run(strace, ["-f", "-y", "-o", log, "-e", "trace=openat,fsync,syncfs,rename,renameat2,link,linkat",
                                                   "/usr/bin/env", "COURSEPACK_SYNC_DURABILITY=\(durability)",
                                                   TestSupport.coursepackBinary, "sync", published, "--to", target])
         #expect(traced.status == 0, "\(traced.stderr)")
@@ -97,7 +98,7 @@ import TestSupport
         let strace = try requireStrace()
         let target = TestSupport.temporaryFolder("client") + "/device"
         let log = TestSupport.temporaryFolder("strace") + "/trace"
-        let traced = try TestSupport.run(strace, ["-f", "-y", "-o", log, "-e", "trace=openat,fsync,syncfs,rename,renameat2",
+        let traced = try TestSupport.run(strace, ["-f", "-y", "-o", log, "-e", "trace=openat,fsync,syncfs,rename,renameat2,link,linkat",
                                                   TestSupport.coursepackBinary, "sync", published, "--to", target])
         #expect(traced.status == 0, "\(traced.stderr)")
         let folder = try #require(try FileManager.default.contentsOfDirectory(atPath: target).first { !$0.hasPrefix(".") && $0 != "index.html" })

@@ -113,8 +113,12 @@ struct Transcript {
 
     /// `last use 2026-…Z` (and `last use: 2026-…Z`) become `last use <sync time>`: a sync
     /// records when it installed each block, on the real clock.
+    /// The target's disk use too (its state holds those times, its folders' sizes depend on
+    /// the order entries were made): the parts are checked against `du -sb` elsewhere.
     static func hidingLastUse(in status: String) -> String {
         status.replacing(#/(last use:? )[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z/#) { "\($0.output.1)<sync time>" }
+            .replacing(#/(blocks|shared files|runtime|search|outline pages|state) [0-9]+/#) { "\($0.output.1) <bytes>" }
+            .replacing(#/(courses?), [0-9]+ bytes on disk/#) { "\($0.output.1), <du> bytes on disk" }
     }
 
     /// Every `"…_seconds": number` in a report becomes `"…_seconds": 0`: how long a build took

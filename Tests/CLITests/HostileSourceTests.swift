@@ -15,7 +15,7 @@ import TestSupport
     @Test(arguments: ["link to /dev/zero", "fifo", "folder", "endless"])
     func anArchiveThatIsNotAPlainFileFailsItsBlockWithoutHanging(kind: String) throws {
         let published = try publishedExample()
-        let archive = published + "/html/welcome_page.zip"
+        let archive = published + "/" + (try fetchedPath(ofPage: "html/welcome_page", in: published))
         unlink(archive)
         switch kind {
         case "link to /dev/zero": try FileManager.default.createSymbolicLink(atPath: archive, withDestinationPath: "/dev/zero")
@@ -44,7 +44,8 @@ import TestSupport
     /// A server sending more than the manifest promises is cut off at that size.
     @Test func anEndlessBodyIsCutAtTheManifestSize() throws {
         let published = try publishedExample()
-        let (url, log, process) = try startFaultServer(serving: published, faults: #"{"/html/welcome_page.zip": {"endless": 300000000}}"#)
+        let page = try fetchedPath(ofPage: "html/welcome_page", in: published)
+        let (url, log, process) = try startFaultServer(serving: published, faults: #"{"/\#(page)": {"endless": 300000000}}"#)
         defer { #expect(process.stop(), "the fault server outlived its test") }
         let target = TestSupport.temporaryFolder("source") + "/device"
         let result = try TestSupport.coursepack(["sync", url, "--to", target])
@@ -58,7 +59,8 @@ import TestSupport
     /// One byte a second never trips the idle timeout, but the transfer has a deadline.
     @Test func aTricklingServerCannotHoldASync() throws {
         let published = try publishedExample()
-        let (url, _, process) = try startFaultServer(serving: published, faults: #"{"/html/welcome_page.zip": {"trickle": 0.5}}"#)
+        let page = try fetchedPath(ofPage: "html/welcome_page", in: published)
+        let (url, _, process) = try startFaultServer(serving: published, faults: #"{"/\#(page)": {"trickle": 0.5}}"#)
         defer { #expect(process.stop(), "the fault server outlived its test") }
         let target = TestSupport.temporaryFolder("source") + "/device"
         let started = Date()

@@ -128,6 +128,7 @@ import TestSupport
     @Test(arguments: ["a\nb.html", "a\tb.html", "a\rb.html", "a\u{7F}b.html", "a\u{85}b.html", "static/\u{1B}[2Jx.css"])
     func namesWithControlCharactersAreRefusedOnBothSides(name: String) throws {
         let published = try ClientTargetTests.publish(TestSupport.exampleCourse)
+        try withoutCourseFiles(published)
         let python = try #require(TestSupport.which("python3"))
         let script = """
             import hashlib, json, sys, zipfile

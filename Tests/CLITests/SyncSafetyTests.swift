@@ -268,6 +268,7 @@ import TestSupport
     /// had kept the verified download, and so every later sync too; it is a failed block now.
     @Test func aZIP64LocatorNearTwoToTheSixtyFourFailsTheBlockOnEverySync() throws {
         let published = try ClientTargetTests.publish(TestSupport.exampleCourse)
+        try withoutCourseFiles(published)
         let script = """
             import hashlib, json, struct, sys
             folder = sys.argv[1]

@@ -39,6 +39,10 @@ import TestSupport
                     usageID: text(&rng), userPartitionID: Int.random(in: Int.min...Int.max, using: &rng),
                     groupID: Bool.random(using: &rng) ? Int.random(in: 0...9, using: &rng) : nil)
             }
+            if Bool.random(using: &rng) {
+                block.files = listing(&rng)
+                block.unpackedSize = UInt64.random(in: 0...UInt64.max, using: &rng)
+            }
             blocks.append(block)
         }
         var manifest = CourseManifest(courseID: text(&rng), publishedAt: text(&rng), generator: text(&rng), blocks: blocks)
@@ -49,7 +53,26 @@ import TestSupport
                     children: (0..<Int.random(in: 0...3, using: &rng)).map { _ in text(&rng) })
             }
         }
+        if Bool.random(using: &rng) {
+            var search = SharedArchive(archive: text(&rng), size: UInt64.random(in: 0...99, using: &rng), sha256: text(&rng), contentHash: text(&rng))
+            if Bool.random(using: &rng) { search.files = listing(&rng) }
+            if Bool.random(using: &rng) { search.unpackedSize = UInt64.random(in: 0...UInt64.max, using: &rng) }
+            manifest.search = search
+        }
+        if Bool.random(using: &rng) {
+            manifest.files = Dictionary((0..<Int.random(in: 0...4, using: &rng)).map { _ in
+                (String(format: "%016llx", UInt64.random(in: 0...UInt64.max, using: &rng)), CourseFile(
+                    size: UInt64.random(in: 0...UInt64.max, using: &rng), compressedSize: UInt64.random(in: 0...9, using: &rng),
+                    encoding: Bool.random(using: &rng) ? .gzip : nil))
+            }, uniquingKeysWith: { first, _ in first })
+        }
         return manifest
+    }
+
+    /// A folder listing: paths (ASCII, as course file paths mostly are) to content keys.
+    static func listing(_ rng: inout SeededGenerator) -> FileListing {
+        let paths = ["index.html", "coursepack.css", "static/a b.png", "static/Z.js", "static/z/0.css", "static/_x", "static/~"]
+        return Dictionary(paths.filter { _ in Bool.random(using: &rng) }.map { ($0, text(&rng)) }, uniquingKeysWith: { first, _ in first })
     }
 
     @Test(arguments: 0..<200 as Range<UInt64>)

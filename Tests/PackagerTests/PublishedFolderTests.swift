@@ -6,7 +6,8 @@ import Testing
 import TestSupport
 
 /// Every file a manifest names (any string ending in `.zip`, so a shared runtime archive
-/// listed apart from the blocks counts too), and the folders that hold them.
+/// listed apart from the blocks counts too, and every course file `files/<hh>/<sha256>[.gz]`
+/// with its `files/<hh>` folder), and the folders that hold them.
 func namedByManifest(_ out: String) throws -> (files: Set<String>, topLevel: Set<String>) {
     let script = """
         import json, sys
@@ -17,7 +18,12 @@ func namedByManifest(_ out: String) throws -> (files: Set<String>, topLevel: Set
                 for v in value: yield from walk(v)
             elif isinstance(value, str) and value.endswith(".zip"):
                 yield value
-        print("\\n".join(sorted(set(walk(json.load(open(sys.argv[1])))))))
+        m = json.load(open(sys.argv[1]))
+        named = set(walk(m))
+        for sha, f in m.get("files", {}).items():
+            named.add("files/" + sha[:2])
+            named.add("files/" + sha[:2] + "/" + sha + (".gz" if f.get("encoding") == "gzip" else ""))
+        print("\\n".join(sorted(named)))
         """
     let result = try TestSupport.run(try #require(TestSupport.which("python3")), ["-c", script, out + "/manifest.json"])
     #expect(result.status == 0, "\(result.stderr)")
@@ -56,12 +62,14 @@ func everyEntry(under root: String) -> [String] {
         ], under: course)
         let (out, report) = try build(course)
         #expect(report.counts.offlineFalse == 2)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == ["html", "manifest.json", "search"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == ["files", "html", "manifest.json", "search"])
         try TestSupport.write(["vertical/v.xml": #"<vertical><lti url_name="tool" display_name="Tool"/></vertical>"#], under: course)
         let (_, second) = try build(course, into: out, publishedAt: "2026-12-01T00:00:00Z")
         #expect(second.counts.removed == 4)
         // The online-only block is still found by its name.
-        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == ["manifest.json", "search"])
+        // The search index's content stays under files/; the blocks' contents went with them.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == ["files", "manifest.json", "search"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out + "/files").count == 1)
     }
 
     /// Two builds of one course into two folders are the same bytes, every file, dotfiles
@@ -83,7 +91,7 @@ func everyEntry(under root: String) -> [String] {
         for name in legacy { try TestSupport.write([name: "{}"], under: out) }
         let (_, report) = try build(course, into: out, now: TestSupport.clockAhead)
         #expect(!report.inputsUnchanged, "the old files change the output's stamp")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == ["html", "manifest.json", "search"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == ["files", "html", "manifest.json", "search"])
         #expect(try build(course, into: out, now: TestSupport.clockAhead).1.inputsUnchanged)
     }
 
@@ -99,7 +107,7 @@ func everyEntry(under root: String) -> [String] {
         _ = try CoursePackager(options: options).build(coursePath: course)
         #expect(FileManager.default.fileExists(atPath: elsewhere + "/cache.json"))
         #expect(!FileManager.default.fileExists(atPath: BuildOptions.defaultStateFolder(forOutput: out)))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == ["html", "manifest.json", "search"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == ["files", "html", "manifest.json", "search"])
     }
 
     /// A new coursepack version changes no page: every archive and content hash stays, and a

@@ -88,7 +88,9 @@ struct InterruptedPublishTests {
             #expect(try TestSupport.coursepack(["build", root + "/" + version, "--out", root + "/out-" + version]).status == 0)
         }
         let expected = try #require(try ManifestFile.read(root + "/out-b/manifest.json"))
-        let expectedFiles = Set(expected.blocks.compactMap(\.archive) + [expected.runtime?.archive, expected.search?.archive].compactMap { $0 })
+        let expectedFiles = Set(
+            expected.blocks.compactMap(\.archive) + [expected.runtime?.archive, expected.search?.archive].compactMap { $0 }
+                + (expected.files ?? [:]).map { $0.value.path(sha256: $0.key) })
 
         var stopped = 0
         // Every stopping point of B, up to the first limit at which B completes.

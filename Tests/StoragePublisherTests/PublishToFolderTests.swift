@@ -29,7 +29,7 @@ struct PublishToFolderTests {
         // The manifest after every archive; only the record and then the index after it.
         #expect(report.writes.last { !$0.contains(PublishRecord.key) && !$0.contains(CourseIndex.key) } == "PUT manifest.json")
         #expect(report.writes.last == "PUT \(CourseIndex.key)")
-        #expect(report.uploads.count == local.blocks.compactMap(\.archive).count + (local.runtime == nil ? 0 : 1) + (local.search == nil ? 0 : 1))
+        #expect(report.uploads.count == local.blocks.compactMap(\.archive).count + (local.runtime == nil ? 0 : 1) + (local.search == nil ? 0 : 1) + (local.files?.count ?? 0))
 
         // A corrupted copy in the web root is found by its digest and replaced, never trusted.
         try TestSupport.writeBytes(Array("not a zip".utf8), to: published + "/html/welcome_page.zip")

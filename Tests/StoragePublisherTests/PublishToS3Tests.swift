@@ -173,7 +173,7 @@ struct PublishToS3Tests {
         }
         #expect(try await Self.remoteProblems(store).isEmpty)
         let report = try JSONDecoder().decode(PublishReport.self, from: Data(TestSupport.read(out + ".report.json")))
-        #expect(report.uploads.count == expected.count && report.unchanged == 0 && report.manifestUploaded)
+        #expect(report.uploads.count == expected.count + (local.files?.count ?? 0) && report.unchanged == 0 && report.manifestUploaded)
 
         // Nothing changed: nothing is written.
         moto.clearLog()
@@ -198,7 +198,11 @@ struct PublishToS3Tests {
         // content, so never live before); an interim manifest naming them; the server copies the
         // archive to its own name; then the final manifest.
         let search = try #require(newLocal.search?.archive)
-        #expect(writes == [
+        // Before them, the contents the old manifest did not list (the page, the search index),
+        // each under its content name.
+        let newContents = (newLocal.files ?? [:]).filter { local.files?[$0.key] == nil }.map { $0.value.path(sha256: $0.key) }.sorted()
+        #expect(newContents.count == 2)
+        #expect(writes == newContents.map { "PUT \(c101)/\($0)" } + [
             "PUT \(c101)/html/.welcome_page.zip.staged-\(sha.prefix(16))",
             "PUT \(c101)/\(search)",
             "PUT \(c101)/manifest.json",

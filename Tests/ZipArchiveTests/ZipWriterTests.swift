@@ -179,6 +179,34 @@ func randomTree(seed: UInt64, under root: String) throws -> [String] {
         #expect(TestSupport.read(out + "/file.zip") == TestSupport.read(out + "/prepared.zip"))
     }
 
+    /// An entry copied from a published gzip member (its deflate stream and CRC-32) is the same
+    /// archive as one compressed in place; a source shorter than it says is an error, never a
+    /// truncated entry. Python's gzip reads the member independently.
+    @Test func anEntryCopiedFromAGzipMemberEqualsOneCompressedInPlace() throws {
+        let text = Array(String(repeating: "offline course content ", count: 2000).utf8)
+        let writer = ZipWriter()
+        let prepared = try writer.prepare(text, name: "page.html")
+        #expect(prepared.method == .deflated)
+        let root = TestSupport.temporaryFolder("gz")
+        let member = GzipMember.header + prepared.payload + GzipMember.trailer(crc32: prepared.crc32, size: UInt64(text.count))
+        try TestSupport.writeBytes(member, to: root + "/page.gz")
+        let python = try #require(TestSupport.which("python3"))
+        let decoded = try TestSupport.run(python, ["-c", "import gzip,sys; sys.stdout.write(str(len(gzip.open(sys.argv[1]).read())))", root + "/page.gz"])
+        #expect(decoded.stdout == "\(text.count)")
+        let copied = CopiedEntry(
+            path: root + "/page.gz", offset: UInt64(GzipMember.header.count), method: .deflated, crc32: prepared.crc32,
+            compressedSize: prepared.compressedSize, uncompressedSize: UInt64(text.count))
+        let out = TestSupport.temporaryFolder("zip")
+        try writer.write([ZipEntry(name: "page.html", source: .bytes(text))], to: out + "/bytes.zip")
+        try writer.write([ZipEntry(name: "page.html", source: .copied(copied))], to: out + "/copied.zip")
+        #expect(TestSupport.read(out + "/bytes.zip") == TestSupport.read(out + "/copied.zip"))
+        let short = CopiedEntry(
+            path: root + "/page.gz", offset: UInt64(member.count - 4), method: .deflated, crc32: prepared.crc32,
+            compressedSize: prepared.compressedSize, uncompressedSize: UInt64(text.count))
+        #expect(throws: ZipError.self) { try writer.write([ZipEntry(name: "page.html", source: .copied(short))], to: out + "/short.zip") }
+        #expect(!FileManager.default.fileExists(atPath: out + "/short.zip"))
+    }
+
     @Test func mediaIsStoredTextDeflatedAndIncompressibleTextStored() throws {
         var rng = SeededGenerator(state: 7)
         let noise = (0..<50_000).map { _ in UInt8.random(in: 0...255, using: &rng) }

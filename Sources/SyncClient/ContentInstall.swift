@@ -1,0 +1,158 @@
+import FileSystem
+import Foundation
+import Manifest
+import ZipArchive
+
+/// What a sync's blocks need from the store, once it is filled: the server's contents, the
+/// CRC-32 of each one needed (for inventories), and the ones that could not be had.
+struct ContentPlan: Sendable {
+    let files: [String: CourseFile]
+    let store: ContentStore
+    var crcs: [String: UInt32] = [:]
+    var failed: [String: SyncError] = [:]
+    /// Bytes downloaded for contents and how many were downloaded.
+    var transferred: UInt64 = 0
+    var downloaded = 0
+    /// Contents taken from folders installed before the store existed instead of downloaded.
+    var adopted = 0
+}
+
+extension SyncClient {
+    /// Fills the store with every content the planned blocks list and it lacks: first from
+    /// files already installed at the same path (a target synced before the store existed),
+    /// then downloaded, each once, `jobs` at a time. Nil when the server lists no contents.
+    func fillStore(for downloads: [BlockEntry], server: CourseManifest, session: TransferSession) async -> ContentPlan? {
+        guard let files = server.files else { return nil }
+        var plan = ContentPlan(files: files, store: ContentStore(folder: options.contentStore))
+        // Each content once, with every installed path that may already hold it.
+        var candidates: [String: [String]] = [:]
+        for block in downloads {
+            guard let listing = block.files, let folder = block.archive.flatMap(ArchivePath.installFolder(of:)) else { continue }
+            for (path, key) in listing where files[key] != nil { candidates[key, default: []].append(options.target + "/" + folder + "/" + path) }
+        }
+        var missing: [String] = []
+        for (key, paths) in candidates.sorted(by: { $0.key < $1.key }) {
+            guard let file = files[key] else { continue }
+            if plan.store.holds(key, size: file.size), let crc = plan.store.verifiedCRC32(of: key) {
+                plan.crcs[key] = crc
+            } else if paths.contains(where: { adoptInstalled($0, as: key, file: file, store: plan.store) }), let crc = plan.store.verifiedCRC32(of: key) {
+                plan.adopted += 1
+                plan.crcs[key] = crc
+            } else {
+                unlink(plan.store.path(of: key))
+                missing.append(key)
+            }
+        }
+        let store = plan.store
+        await withTaskGroup(of: (String, Result<StoredContent, SyncError>).self) { group in
+            var next = 0
+            func start() {
+                let key = missing[next]
+                let file = files[key] ?? CourseFile(size: 0, compressedSize: 0, encoding: nil)
+                group.addTask {
+                    do throws(SyncError) {
+                        return (key, .success(try await self.fetchContent(key, file: file, store: store, session: session)))
+                    } catch {
+                        return (key, .failure(error))
+                    }
+                }
+                next += 1
+            }
+            while next < min(options.jobs, missing.count) { start() }
+            for await (key, result) in group {
+                switch result {
+                case .success(let stored):
+                    plan.crcs[key] = stored.crc32
+                    plan.transferred += stored.transferred
+                    plan.downloaded += 1
+                case .failure(let error):
+                    plan.failed[key] = error
+                }
+                if next < missing.count { start() }
+            }
+        }
+        return plan
+    }
+
+    /// An installed file (same path in the block's installed folder) whose size and sha256
+    /// are the content's is linked into the store rather than downloaded again.
+    private func adoptInstalled(_ path: String, as key: String, file: CourseFile, store: ContentStore) -> Bool {
+        var info = stat()
+        guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, UInt64(info.st_size) == file.size,
+            (try? SHA256Hex.ofFile(path)) == key
+        else { return false }
+        return (try? store.adopt(path, as: key, link: true, synced: options.durability == .perFile)) != nil
+    }
+
+    /// Builds the block's staging folder from the store: each listed path a hard link to its
+    /// content (a copy where the file system refuses links), then its inventory. Same path
+    /// rules as an archive's entries.
+    func stageLinked(_ block: BlockEntry, listing: FileListing, contents: ContentPlan, budget: UnpackBudget) -> Result<StagedBlock, SyncError> {
+        guard let archive = block.archive, let folder = ArchivePath.installFolder(of: archive), let sha = block.sha256 else {
+            return .failure(.unsafeManifest(source: options.source.description, reason: "block \(block.usageID) cannot be installed"))
+        }
+        var staged = StagedBlock(usageID: block.usageID, folder: folder, sha256: sha, target: options.target)
+        var inventory: [BlockInventory.File] = []
+        var unpacked: UInt64 = 0
+        for (path, key) in listing.sorted(by: { $0.key < $1.key }) {
+            if let failure = contents.failed[key] { return .failure(failure) }
+            guard let file = contents.files[key], contents.store.holds(key, size: file.size), let crc = contents.crcs[key] else {
+                return .failure(.verification(archive: archive, reason: "\(path): its content \(key) is not in the store; the installed version is kept"))
+            }
+            inventory.append(BlockInventory.File(name: path, size: file.size, crc32: crc))
+            unpacked += file.size
+        }
+        guard budget.reserve(unpacked) else { return .failure(.unpackBudget(archive: archive, limit: budget.limit)) }
+        let inventoryPath = BlockInventory.path(stateFolder: stateFolder, blockFolder: folder, archiveSHA256: sha)
+        staged.ownsInventory = access(inventoryPath, F_OK) != 0
+        do {
+            try FileManager.default.createDirectory(atPath: staged.parent, withIntermediateDirectories: true)
+            try LinkedFolder(root: staged.staging, synced: options.durability == .perFile).build(listing, store: contents.store)
+            try BlockInventory(files: inventory, archiveSHA256: sha).write(to: inventoryPath, synced: options.durability == .perFile)
+        } catch {
+            budget.release(unpacked)
+            ZipReader.removeTree(staged.staging)
+            return .failure(.verification(archive: archive, reason: "\(error); the installed version is kept"))
+        }
+        return .success(staged)
+    }
+}
+
+/// A folder made of links to store contents.
+struct LinkedFolder {
+    let root: String
+    let synced: Bool
+
+    func build(_ listing: FileListing, store: ContentStore) throws {
+        guard mkdir(root, 0o755) == 0 else { throw FileError(path: root, operation: "create folder", errno: errno) }
+        var folders: Set<String> = [root]
+        for (path, key) in listing.sorted(by: { $0.key < $1.key }) {
+            var current = root
+            for part in path.split(separator: "/").dropLast() {
+                current += "/" + part
+                guard folders.insert(current).inserted else { continue }
+                if mkdir(current, 0o755) != 0 && errno != EEXIST { throw FileError(path: current, operation: "create folder", errno: errno) }
+            }
+            try place(store.path(of: key), at: root + "/" + path)
+        }
+        if synced {
+            for path in folders.sorted(by: { $0.count > $1.count }) { try ZipReader.syncFolder(path) }
+        }
+    }
+
+    /// A hard link; a copy where the file system refuses one (another device, no links, too
+    /// many links to one file).
+    private func place(_ source: String, at destination: String) throws {
+        if link(source, destination) == 0 { return }
+        let code = errno
+        guard [EXDEV, EPERM, EMLINK, ENOTSUP, EOPNOTSUPP].contains(code) else {
+            throw FileError(path: destination, operation: "link", errno: code)
+        }
+        do {
+            try FileManager.default.copyItem(atPath: source, toPath: destination)
+        } catch {
+            throw FileError(path: destination, operation: "copy", errno: EIO)
+        }
+        if synced { try DurableFile.syncFile(destination) }
+    }
+}
