@@ -396,42 +396,8 @@ def test_the_admin_lists_every_attempt_with_status_and_message(configured, setti
     assert page.count('class="field-attempts">1<') == 1 and page.count('class="field-attempts">2<') == 1
 
 
-@pytest.fixture
-def redis_broker():
-    """A real redis-server (Debian's) on a free loopback port, started and stopped by the test."""
-    import socket
-    import time
-
-    binary = shutil.which("redis-server")
-    if not binary:
-        pytest.fail("redis-server is needed (apt-get install redis-server; scripts/ensure-deps.sh --test installs it)")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(100):
-        with socket.socket() as attempt:
-            if attempt.connect_ex(("127.0.0.1", port)) == 0:
-                break
-        time.sleep(0.05)
-    else:
-        server.kill()
-        pytest.fail(f"redis-server did not listen on 127.0.0.1:{port}")
-    yield f"redis://127.0.0.1:{port}/0"
-    server.terminate()
-    server.wait(timeout=10)
-
-
-def reset_broker_pools(app):
-    if app._pool is not None:
-        app._pool.force_close_all()
-        app._pool = None
-    app.amqp._producer_pool = None
-
-
 @pytest.mark.django_db(transaction=True)
-def test_retries_go_through_a_real_worker_and_broker(configured, settings, tmp_path, redis_broker):
+def test_retries_go_through_a_real_worker_and_broker(configured, settings, tmp_path, real_broker):
     """Not eager: the task goes to redis, a real worker takes it, and each `self.retry` goes
     back through redis with its countdown before the worker runs the next attempt."""
     from celery.contrib.testing.worker import start_worker
@@ -439,8 +405,7 @@ def test_retries_go_through_a_real_worker_and_broker(configured, settings, tmp_p
 
     from coursepack_openedx.tasks import build_course
 
-    from .conftest import app
-
+    app, _ = real_broker
     binary, pids = hanging_binary(tmp_path)
     settings.COURSEPACK = {**settings.COURSEPACK, "BINARY": binary, "BUILD_TIMEOUT_SECONDS": 1,
                            "MAX_RETRIES": 2, "RETRY_BACKOFF_SECONDS": 0.5}
@@ -454,17 +419,12 @@ def test_retries_go_through_a_real_worker_and_broker(configured, settings, tmp_p
 
     task_received.connect(on_received, weak=False)
     task_retry.connect(on_retry, weak=False)
-    saved = {name: app.conf[name] for name in ("broker_url", "task_always_eager")}
-    app.conf.update(broker_url=redis_broker, task_always_eager=False)
-    reset_broker_pools(app)  # connections made for another broker URL must not be reused
     try:
         with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=30, loglevel="WARNING"):
             build_course.delay(COURSE_ID, "publish")
             wait_until(lambda: CoursepackRun.objects.count() == 3, 60, "three recorded attempts")
             wait_until(lambda: len(received) == 3, 10, "three deliveries")
     finally:
-        app.conf.update(saved)
-        reset_broker_pools(app)
         task_received.disconnect(on_received)
         task_retry.disconnect(on_retry)
     runs = list(CoursepackRun.objects.order_by("attempts"))
@@ -477,3 +437,21 @@ def test_retries_go_through_a_real_worker_and_broker(configured, settings, tmp_p
     assert gaps[0] >= 0.4 and gaps[1] >= 0.9, gaps
     started = [int(line) for line in pids.read_text().split()]
     wait_until(lambda: not any(running(pid) for pid in started), 10, "processes of the timed-out builds still running")
+
+
+@pytest.mark.django_db
+def test_eager_tasks_still_run_after_a_test_sent_tasks_to_a_real_broker(configured, redis_broker):
+    """The class of failure behind kombu's "Acquire on closed pool" in CI: a test that switches
+    the Celery app to a real broker and back must not leave a closed pool registered for the
+    next test's broker URL (even eager tasks acquire a producer from it)."""
+    from coursepack_openedx.tasks import build_course
+
+    from .conftest import sending_to
+
+    publish_event("before")  # an eager task: the default broker URL's pools now exist
+    with sending_to(redis_broker):
+        build_course.apply_async(args=[COURSE_ID, "manual"], countdown=3600)  # into redis, not run
+    cache.clear()
+    publish_event("after")
+    assert exports == [COURSE_ID, COURSE_ID]
+    assert [run.status for run in CoursepackRun.objects.all()] == ["succeeded", "succeeded"]
