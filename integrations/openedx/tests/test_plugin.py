@@ -238,6 +238,96 @@ def test_a_burst_publishes_to_s3_compatible_storage(configured, settings, moto):
     assert all(block["offline_download"]["file_url"] == block["archive"] for block in manifest["blocks"] if "archive" in block)
 
 
+# Course ids that the folder rule must escape the way `coursepack publish` does: letters and
+# digits beyond ASCII, `~ . _`, case, and escaped lengths of exactly 150 (kept whole) and 151
+# (cut to 100 characters and the whole SHA-256).
+TRICKY_COURSES = [
+    ("OpenedX", "DemoX", "DemoCourse"),
+    ("Ünïcødé_٣²", "a.b~c", "2026_T1~x.y"),
+    ("openedx", "demox", "democourse"),
+    ("O" * 100, "N" * 16, "R" * 16),
+    ("O" * 100, "N" * 16, "R" * 17),
+    ("É" * 30, "N", "R"),
+]
+
+
+def tiny_course(folder, org, number, run):
+    """A course of one page, with the given identity."""
+    for sub in ("course", "chapter", "sequential", "vertical", "html"):
+        (folder / sub).mkdir(parents=True)
+    (folder / "course.xml").write_text(f'<course url_name="{run}" org="{org}" course="{number}"/>\n')
+    (folder / "course" / f"{run}.xml").write_text('<course display_name="Tiny"><chapter url_name="c"/></course>\n')
+    (folder / "chapter" / "c.xml").write_text('<chapter display_name="C"><sequential url_name="s"/></chapter>\n')
+    (folder / "sequential" / "s.xml").write_text('<sequential display_name="S"><vertical url_name="v"/></sequential>\n')
+    (folder / "vertical" / "v.xml").write_text('<vertical display_name="V"><html url_name="h"/></vertical>\n')
+    (folder / "html" / "h.xml").write_text('<html filename="h" display_name="H"/>\n')
+    (folder / "html" / "h.html").write_text("<p>Hello</p>\n")
+
+
+@pytest.mark.parametrize("org,number,run", TRICKY_COURSES)
+def test_the_plugins_target_folder_is_the_one_coursepack_publish_uses(tmp_path, org, number, run):
+    from coursepack_openedx.runner import target_folder
+
+    tiny_course(tmp_path / "course", org, number, run)
+    binary = coursepack_binary()
+    built = subprocess.run([binary, "build", str(tmp_path / "course"), "--out", str(tmp_path / "out"), "--quiet"],
+                           capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr
+    published = subprocess.run([binary, "publish", str(tmp_path / "out"), "--to", str(tmp_path / "web"),
+                                "--report", str(tmp_path / "report.json")], capture_output=True, text=True)
+    assert published.returncode == 0, published.stderr
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["course_id"] == f"course-v1:{org}+{number}+{run}"
+    assert target_folder(report["course_id"]) == report["course_prefix"]
+    assert (tmp_path / "web" / report["course_prefix"] / "manifest.json").is_file()
+
+
+TRICKY_ID = "course-v1:Ünïcødé.x~y_z+DemoX+DemoCourse"
+
+
+def export_tricky(course_id, folder):
+    """The demo course as the platform exports it under TRICKY_ID."""
+    assert course_id == TRICKY_ID
+    course = os.path.join(folder, "course")
+    shutil.copytree(DEMO, course)
+    with open(os.path.join(course, "course.xml"), "w", encoding="utf-8") as file:
+        file.write('<course url_name="DemoCourse" org="Ünïcødé.x~y_z" course="DemoX"/>\n')
+    return course
+
+
+@pytest.mark.django_db
+def test_public_url_gives_absolute_file_urls_that_resolve_in_the_published_course_folder(configured, settings, moto):
+    """PUBLIC_URL is where PUBLISH_TARGET is served: here the moto S3 server itself (path style),
+    so every file_url is fetched back from where the publish put it."""
+    import urllib.request
+
+    from coursepack_openedx.signals import schedule
+
+    endpoint, s3 = moto
+    # Devices download anonymously: the bucket is readable by anyone, as one behind a CDN is.
+    s3.put_bucket_policy(Bucket="offline", Policy=json.dumps({"Version": "2012-10-17", "Statement": [
+        {"Effect": "Allow", "Principal": "*", "Action": "s3:GetObject", "Resource": "arn:aws:s3:::offline/*"}]}))
+    public = f"{endpoint}/offline/courses/"
+    settings.COURSEPACK = {**settings.COURSEPACK, "PUBLISH_TARGET": "s3://offline/courses", "ENDPOINT_URL": endpoint,
+                           "PUBLIC_URL": public, "EXPORT_FUNCTION": "tests.test_plugin.export_tricky",
+                           "DEBOUNCE_SECONDS": 3600}
+    schedule(TRICKY_ID, "publish")
+    run = CoursepackRun.objects.get()
+    assert (run.course_id, run.status, run.build_exit, run.publish_exit) == (TRICKY_ID, "succeeded", 0, 0)
+    prefix = f"courses/{published_folder(TRICKY_ID)}/"
+    assert run.manifest == f"s3://offline/{prefix}manifest.json"
+    manifest = json.loads(s3.get_object(Bucket="offline", Key=prefix + "manifest.json")["Body"].read())
+    downloads = [block for block in manifest["blocks"] if "archive" in block]
+    assert len(downloads) > 250
+    for block in downloads:
+        url = block["offline_download"]["file_url"]
+        assert url == public + published_folder(TRICKY_ID) + "/" + block["archive"]
+        with urllib.request.urlopen(url, timeout=30) as response:
+            body = response.read()
+        assert len(body) == block["offline_download"]["file_size"], url
+        assert body[:4] == b"PK\x03\x04", url
+
+
 def test_the_plugin_is_registered_for_studio():
     from importlib.metadata import entry_points
 
