@@ -79,7 +79,8 @@ if args[0] == "build":
     page = os.path.join(args[1], "html", "{block}.html")
     found = re.search(r"burst-version-(\\d+)", open(page).read()) if os.path.exists(page) else None
     log("build-start", folder, found.group(1) if found else "0")
-    time.sleep({pause})  # widens the window in which a publish arrives during a build
+    # Widens the window in which a publish arrives during a build (the pause file can change it).
+    time.sleep(float(open({pause_file!r}).read()) if os.path.exists({pause_file!r}) else {pause})
 code = subprocess.call([{binary!r}] + args)
 log(args[0] + "-end", folder, str(code))
 sys.exit(code)
@@ -90,7 +91,7 @@ def write_config(root, binary, redis_url, debounce, lock_seconds, pause):
     wrapper = os.path.join(root, "coursepack-logged")
     with open(wrapper, "w", encoding="utf-8") as file:
         file.write(WRAPPER.format(python=sys.executable, log=os.path.join(root, "builds.log"), block=MARKED_BLOCK,
-                                  pause=pause, binary=binary))
+                                  pause=pause, pause_file=os.path.join(root, "pause"), binary=binary))
     os.chmod(wrapper, 0o755)
     shutil.copy(os.path.join(os.path.dirname(binary), "coursepack-sync"), os.path.join(root, "coursepack-sync"))
     config = {

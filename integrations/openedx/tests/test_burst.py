@@ -90,5 +90,24 @@ def test_a_burst_of_twenty_courses_builds_each_once_newest_last_never_overlappin
     assert triggers.count("rerun") >= 1 and [t for t in triggers if t not in ("rerun", "publish")] == []
     assert [trigger for course, trigger, _ in recorded if course == stale] == ["rerun"]
     figures = burst.figures(builds, began)
+
+    # With a worker free: a course is published twice while its build runs (longer now). The
+    # second publish's build waits for the first, then builds the newest version, once.
+    lone = next(course for course in courses[1:] if course not in republished)
+    with open(os.path.join(root, "pause"), "w") as pause:
+        pause.write("5")
+    burst.publish(root, lone, 2)
+    burst.wait_for(lambda: [run["version"] for run in burst.read_log(root)[course_folder(lone)]] == [1, 2], 120,
+                   "the build of version 2")
+    burst.publish(root, lone, 3)
+    time.sleep(1)
+    burst.publish(root, lone, 4)
+    burst.wait_for(lambda: burst.finished(root, {lone: 4}), 180, "the build of version 4")
+    time.sleep(DEBOUNCE + 3)
+    runs = burst.read_log(root)[course_folder(lone)]
+    assert [run["version"] for run in runs] == [1, 2, 4]
+    assert all(earlier["end"] <= later["start"] for earlier, later in zip(runs, runs[1:])), runs
+    assert burst.published_version(root, target_folder(lone)) == 4
+
     print(f"\nburst: {COURSES} courses, {WORKERS} worker processes: {figures['courses_per_minute']} courses/min "
           f"({figures['builds']} builds in {figures['seconds']} s; debug coursepack)")
