@@ -171,10 +171,14 @@ def read_log(root):
         runs = builds.setdefault(os.path.basename(os.path.dirname(folder)), [])
         if event == "build-start":
             runs.append({"start": float(moment), "worker": int(worker), "version": int(value)})
-        elif event == "build-end":
-            runs[-1]["build_exit"] = int(value)
+            continue
+        # A task's build and publish run in one worker process: this is its latest open build
+        # (builds of one course that overlap must still be told apart, to be found out).
+        run = next(run for run in reversed(runs) if run["worker"] == int(worker))
+        if event == "build-end":
+            run["build_exit"] = int(value)
         elif event == "publish-end":
-            runs[-1].update(end=float(moment), publish_exit=int(value))
+            run.update(end=float(moment), publish_exit=int(value))
     return builds
 
 
