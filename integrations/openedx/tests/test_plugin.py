@@ -545,3 +545,22 @@ def test_eager_tasks_still_run_after_a_test_sent_tasks_to_a_real_broker(configur
     publish_event("after")
     assert exports == [COURSE_ID, COURSE_ID]
     assert [run.status for run in CoursepackRun.objects.all()] == ["succeeded", "succeeded"]
+
+
+@pytest.mark.django_db
+def test_a_course_being_built_elsewhere_gets_one_rebuild_request_and_the_rerun_builds_once(configured):
+    """The lock's protocol within one process (Celery eager; the burst test runs it across
+    worker processes): a task that finds the course's lock taken builds nothing and asks for a
+    rebuild; the rerun builds once and clears the request, a second rerun finds nothing to do."""
+    from coursepack_openedx.course_lock import lock_key, rerun_requested
+    from coursepack_openedx.tasks import build_course
+
+    cache.add(lock_key(COURSE_ID), {"token": "another-worker", "expires": 0}, timeout=600)
+    assert build_course.apply(args=[COURSE_ID, "publish"]).get()["status"] == "deferred"
+    assert exports == [] and not CoursepackRun.objects.exists() and rerun_requested(COURSE_ID)
+    cache.delete(lock_key(COURSE_ID))  # the other worker is done
+    assert build_course.apply(args=[COURSE_ID, "rerun"]).get()["status"] == "succeeded"
+    assert build_course.apply(args=[COURSE_ID, "rerun"]).get()["status"] == "skipped"
+    assert exports == [COURSE_ID] and not rerun_requested(COURSE_ID)
+    assert [run.trigger for run in CoursepackRun.objects.all()] == ["rerun"]
+    assert cache.get(lock_key(COURSE_ID)) is None  # let go after the build
