@@ -25,7 +25,8 @@ def build_course(self, course_id, trigger="manual"):
     (`self.retry`, so the broker holds the retry and any worker may run it) after
     RETRY_BACKOFF_SECONDS × 2^n, MAX_RETRIES times. When another worker is building the course,
     this task asks it for one rebuild after its own and ends: the newest publish is built last."""
-    close_window(course_id)
+    if trigger not in (RERUN, "manual"):
+        close_window(course_id)  # the window of the publishes that queued this task
     if trigger == RERUN and not rerun_requested(course_id):
         return {"course_id": course_id, "status": "skipped"}  # another task already rebuilt it
     lock = CourseLock.acquire(course_id) or defer(self, course_id, trigger)

@@ -78,3 +78,41 @@ def sending_to(broker_url):
 def real_broker(redis_broker):
     with sending_to(redis_broker) as celery_app:
         yield celery_app, redis_broker
+
+
+@pytest.fixture
+def nginx(tmp_path):
+    """A real nginx serving a web root on a free loopback port: (web root, base URL)."""
+    binary = shutil.which("nginx") or ("/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None)
+    if not binary:
+        pytest.fail("nginx is needed (apt-get install nginx; scripts/ensure-deps.sh --test installs it)")
+    webroot, scratch, port = tmp_path / "webroot", tmp_path / "nginx", free_port()
+    webroot.mkdir()
+    scratch.mkdir()
+    # Workers as root: pytest's temporary folders are readable by their owner only.
+    config = scratch / "nginx.conf"
+    config.write_text(f"""user root;
+daemon off;
+worker_processes 1;
+pid {scratch}/nginx.pid;
+error_log {scratch}/error.log;
+events {{ worker_connections 64; }}
+http {{
+    access_log off;
+    client_body_temp_path {scratch}/body; proxy_temp_path {scratch}/proxy; fastcgi_temp_path {scratch}/fastcgi;
+    uwsgi_temp_path {scratch}/uwsgi; scgi_temp_path {scratch}/scgi;
+    server {{ listen 127.0.0.1:{port}; root {webroot}; }}
+}}
+""")
+    server = subprocess.Popen([binary, "-c", str(config), "-p", str(scratch)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(100):
+        with socket.socket() as attempt:
+            if attempt.connect_ex(("127.0.0.1", port)) == 0:
+                break
+        time.sleep(0.05)
+    else:
+        server.kill()
+        pytest.fail(f"nginx did not listen on 127.0.0.1:{port}: {(scratch / 'error.log').read_text()}")
+    yield webroot, f"http://127.0.0.1:{port}"
+    server.terminate()
+    server.wait(timeout=10)

@@ -296,27 +296,23 @@ def export_tricky(course_id, folder):
 
 
 @pytest.mark.django_db
-def test_public_url_gives_absolute_file_urls_that_resolve_in_the_published_course_folder(configured, settings, moto):
-    """PUBLIC_URL is where PUBLISH_TARGET is served: here the moto S3 server itself (path style),
-    so every file_url is fetched back from where the publish put it."""
+def test_public_url_gives_absolute_file_urls_that_resolve_in_the_published_course_folder(configured, settings, nginx):
+    """PUBLIC_URL is where PUBLISH_TARGET is served: here a web root, served by a real nginx, so
+    every file_url is fetched back from where the publish put it."""
     import urllib.request
 
     from coursepack_openedx.signals import schedule
 
-    endpoint, s3 = moto
-    # Devices download anonymously: the bucket is readable by anyone, as one behind a CDN is.
-    s3.put_bucket_policy(Bucket="offline", Policy=json.dumps({"Version": "2012-10-17", "Statement": [
-        {"Effect": "Allow", "Principal": "*", "Action": "s3:GetObject", "Resource": "arn:aws:s3:::offline/*"}]}))
-    public = f"{endpoint}/offline/courses/"
-    settings.COURSEPACK = {**settings.COURSEPACK, "PUBLISH_TARGET": "s3://offline/courses", "ENDPOINT_URL": endpoint,
-                           "PUBLIC_URL": public, "EXPORT_FUNCTION": "tests.test_plugin.export_tricky",
-                           "DEBOUNCE_SECONDS": 3600}
+    webroot, base = nginx
+    public = f"{base}/courses/"
+    settings.COURSEPACK = {**settings.COURSEPACK, "PUBLISH_TARGET": str(webroot / "courses"), "PUBLIC_URL": public,
+                           "EXPORT_FUNCTION": "tests.test_plugin.export_tricky", "DEBOUNCE_SECONDS": 3600}
     schedule(TRICKY_ID, "publish")
     run = CoursepackRun.objects.get()
     assert (run.course_id, run.status, run.build_exit, run.publish_exit) == (TRICKY_ID, "succeeded", 0, 0)
-    prefix = f"courses/{published_folder(TRICKY_ID)}/"
-    assert run.manifest == f"s3://offline/{prefix}manifest.json"
-    manifest = json.loads(s3.get_object(Bucket="offline", Key=prefix + "manifest.json")["Body"].read())
+    folder = webroot / "courses" / published_folder(TRICKY_ID)
+    assert run.manifest == str(folder / "manifest.json")
+    manifest = json.loads((folder / "manifest.json").read_text())
     downloads = [block for block in manifest["blocks"] if "archive" in block]
     assert len(downloads) > 250
     for block in downloads:
@@ -324,8 +320,8 @@ def test_public_url_gives_absolute_file_urls_that_resolve_in_the_published_cours
         assert url == public + published_folder(TRICKY_ID) + "/" + block["archive"]
         with urllib.request.urlopen(url, timeout=30) as response:
             body = response.read()
+        assert body == (folder / block["archive"]).read_bytes(), url
         assert len(body) == block["offline_download"]["file_size"], url
-        assert body[:4] == b"PK\x03\x04", url
 
 
 def test_the_plugin_is_registered_for_studio():
