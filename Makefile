@@ -4,7 +4,7 @@ RELEASE_BIN := .build/release/coursepack
 EXAMPLE := examples/coursepack-101
 EXAMPLE_OUT := out/example
 
-.PHONY: run test build release templates clean bench fuzz
+.PHONY: run test build release templates clean bench fuzz plugin-venv-test
 
 # Only `coursepack` is needed here; `make release` builds the other two programs too.
 run:
@@ -32,6 +32,17 @@ test:
 	$(SWIFT) test
 	python3 -m pytest -q Tests/browser Tests/ci Tests/olx
 	cd integrations/openedx && python3 -m pytest -q tests
+
+# The Open edX plugin's tests in a fresh virtualenv holding only what `pip install -e
+# 'integrations/openedx[test]'` brings from PyPI: proves the [test] extra is complete.
+plugin-venv-test:
+	@scripts/ensure-deps.sh --test
+	$(SWIFT) build --product coursepack
+	$(SWIFT) build --product coursepack-sync
+	@scratch=$$(mktemp -d) && python3 -m venv $$scratch/venv && \
+	$$scratch/venv/bin/pip install -q -e 'integrations/openedx[test]' && \
+	(cd integrations/openedx && PATH=$$scratch/venv/bin:$$PATH CI=true $$scratch/venv/bin/python -m pytest -q tests); \
+	status=$$?; rm -rf $$scratch; exit $$status
 
 # Re-embed Templates/ into the binary after editing them (a test fails while they differ).
 templates:

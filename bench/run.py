@@ -4,11 +4,13 @@ runs the honest baselines: one `zip -r -6 -n <media>` process and one `zip -r -6
 the per-block trees coursepack wrote (unpacked), a one-process Python packager that stores media
 and hashes each archive, `curl --parallel` + `sha256sum` + `unzip` for sync. Every timing is the
 best of several runs taken in turns. Prints a table of the targets of issue 23 with PASS/MISS
-and writes bench/results.json.
+and writes bench/results.json. Then, as a line of its own, the Open edX plugin's burst: courses
+per minute when many courses are published at once (`python3 bench/run.py --plugin-burst`
+measures only that, with COURSEPACK_BIN or the release coursepack).
 
 Environment: BENCH_ROUNDS (turns, default 3), BENCH_PROPERTY_EDITS (random edits of the property
 test, default 300; 0 skips it), BENCH_LARGE_VIDEO_MB (the peak-memory course, default 1024),
-BENCH_SETTLE_SECONDS, BENCH_WORK."""
+BENCH_SETTLE_SECONDS, BENCH_WORK, BENCH_BURST_COURSES (default 20), BENCH_BURST_WORKERS (default 2)."""
 import json, os, shutil, subprocess, sys, tempfile, time, zipfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -412,7 +414,39 @@ def table(results):
         print("\nproperty test output:\n" + p["output"])
 
 
+PLUGIN = os.path.join(ROOT, "integrations", "openedx")
+BURST_COURSES = int(os.environ.get("BENCH_BURST_COURSES", "20"))
+BURST_WORKERS = int(os.environ.get("BENCH_BURST_WORKERS", "2"))
+
+
+def bench_plugin_burst(binary=BIN):
+    """Many courses at once (issue 33): the Open edX plugin's harness (integrations/openedx/
+    tests/burst.py) publishes BURST_COURSES copies of the demo course in one burst of
+    openedx-events signals to a `celery worker` of BURST_WORKERS prefork processes over a real
+    redis-server, each course built and published by `binary`. Needs the plugin's Python
+    dependencies (pip install -e 'integrations/openedx[test]') and redis-server."""
+    command = [sys.executable, "-m", "tests.burst", "--courses", str(BURST_COURSES), "--workers", str(BURST_WORKERS),
+               "--binary", binary]
+    result = subprocess.run(command, cwd=PLUGIN, capture_output=True, text=True)
+    if result.returncode != 0:
+        return {"error": (result.stderr.strip() or result.stdout.strip())[-1500:], "command": " ".join(command)}
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def print_plugin_burst(burst):
+    if "error" in burst:
+        print(f"\nplugin burst: NOT MEASURED ({burst['command']} failed): {burst['error']}")
+        return
+    print(f"\nplugin burst: {burst['courses']} demo-course copies published at once, {burst['workers']} Celery worker "
+          f"processes over redis: {burst['courses_per_minute']} courses/min ({burst['builds']} builds in {burst['seconds']} s; "
+          f"{burst['courses_per_minute_from_first_event']} courses/min counting the {burst['debounce_seconds']:g} s debounce window)")
+
+
 def main():
+    if sys.argv[1:] == ["--plugin-burst"]:
+        # Only the plugin's burst, with whichever coursepack is built (COURSEPACK_BIN to choose).
+        print_plugin_burst(bench_plugin_burst(os.environ.get("COURSEPACK_BIN", BIN)))
+        return
     started = time.time()
     os.makedirs(WORK, exist_ok=True)
     generate(os.path.join(WORK, "media-heavy", "course"), *MEDIA_COURSE)
@@ -434,10 +468,12 @@ def main():
     discard(os.path.join(WORK, "writer"))
     shutil.rmtree(TRASH, ignore_errors=True)
     results["property"] = bench_property()
+    results["plugin_burst"] = bench_plugin_burst()
     results["bench_seconds"] = time.time() - started
     with open(os.path.join(ROOT, "bench/results.json"), "w") as f:
         json.dump(results, f, indent=2, sort_keys=True)
     table(results)
+    print_plugin_burst(results["plugin_burst"])
     print(f"\nresults written to bench/results.json; bench/run.py took {results['bench_seconds']:.0f} s")
 
 

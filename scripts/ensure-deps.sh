@@ -39,6 +39,7 @@ bench_needs=(
   "time         test -x /usr/bin/time"
   "nginx        command -v nginx || test -x /usr/sbin/nginx"
   "curl         command -v curl"                     # the sync baseline downloads with curl --parallel
+  "redis-server command -v redis-server"             # the plugin burst: Celery workers over a real broker
 )
 
 needs=("${build_needs[@]}")

@@ -21,6 +21,10 @@ DEFAULTS = {
     "DEBOUNCE_SECONDS": 60,
     "BUILD_TIMEOUT_SECONDS": 1800,
     "PUBLISH_TIMEOUT_SECONDS": 1800,
+    # One build of a course at a time, across workers: a lock in Django's cache (shared by Studio
+    # and the workers), renewed between export, build and publish. A worker killed mid-build
+    # blocks the course this long at most. None: the longer of the two timeouts + 600 s.
+    "LOCK_SECONDS": None,
     # Retries of a build that could not start (export failed, exit 2), with exponential backoff.
     "MAX_RETRIES": 3,
     "RETRY_BACKOFF_SECONDS": 60,

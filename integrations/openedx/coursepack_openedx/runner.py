@@ -128,16 +128,19 @@ def publish_counts(report):
     }
 
 
-def build_and_publish(course_id):
+def build_and_publish(course_id, on_step=lambda: None):
+    """on_step runs between the steps (the task renews the course's lock there)."""
     root = os.path.join(setting("STATE_ROOT"), course_folder(course_id))
     published = os.path.join(root, "published")
     os.makedirs(root, exist_ok=True)
     export_root = tempfile.mkdtemp(prefix="export-", dir=root)
     try:
         course_path = export_course(course_id, export_root)
+        on_step()
         outcome = build(course_id, course_path, published, os.path.join(root, "build-report.json"))
         target = setting("PUBLISH_TARGET")
         if target:
+            on_step()
             # A build with failed blocks still publishes: their previous archives were kept.
             publish(course_id, outcome, published, target, os.path.join(root, "publish-report.json"))
         return outcome

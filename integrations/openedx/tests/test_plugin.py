@@ -238,6 +238,92 @@ def test_a_burst_publishes_to_s3_compatible_storage(configured, settings, moto):
     assert all(block["offline_download"]["file_url"] == block["archive"] for block in manifest["blocks"] if "archive" in block)
 
 
+# Course ids that the folder rule must escape the way `coursepack publish` does: letters and
+# digits beyond ASCII, `~ . _`, case, and escaped lengths of exactly 150 (kept whole) and 151
+# (cut to 100 characters and the whole SHA-256).
+TRICKY_COURSES = [
+    ("OpenedX", "DemoX", "DemoCourse"),
+    ("Ünïcødé_٣²", "a.b~c", "2026_T1~x.y"),
+    ("openedx", "demox", "democourse"),
+    ("O" * 100, "N" * 16, "R" * 16),
+    ("O" * 100, "N" * 16, "R" * 17),
+    ("É" * 30, "N", "R"),
+]
+
+
+def tiny_course(folder, org, number, run):
+    """A course of one page, with the given identity."""
+    for sub in ("course", "chapter", "sequential", "vertical", "html"):
+        (folder / sub).mkdir(parents=True)
+    (folder / "course.xml").write_text(f'<course url_name="{run}" org="{org}" course="{number}"/>\n')
+    (folder / "course" / f"{run}.xml").write_text('<course display_name="Tiny"><chapter url_name="c"/></course>\n')
+    (folder / "chapter" / "c.xml").write_text('<chapter display_name="C"><sequential url_name="s"/></chapter>\n')
+    (folder / "sequential" / "s.xml").write_text('<sequential display_name="S"><vertical url_name="v"/></sequential>\n')
+    (folder / "vertical" / "v.xml").write_text('<vertical display_name="V"><html url_name="h"/></vertical>\n')
+    (folder / "html" / "h.xml").write_text('<html filename="h" display_name="H"/>\n')
+    (folder / "html" / "h.html").write_text("<p>Hello</p>\n")
+
+
+@pytest.mark.parametrize("org,number,run", TRICKY_COURSES)
+def test_the_plugins_target_folder_is_the_one_coursepack_publish_uses(tmp_path, org, number, run):
+    from coursepack_openedx.runner import target_folder
+
+    tiny_course(tmp_path / "course", org, number, run)
+    binary = coursepack_binary()
+    built = subprocess.run([binary, "build", str(tmp_path / "course"), "--out", str(tmp_path / "out"), "--quiet"],
+                           capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr
+    published = subprocess.run([binary, "publish", str(tmp_path / "out"), "--to", str(tmp_path / "web"),
+                                "--report", str(tmp_path / "report.json")], capture_output=True, text=True)
+    assert published.returncode == 0, published.stderr
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["course_id"] == f"course-v1:{org}+{number}+{run}"
+    assert target_folder(report["course_id"]) == report["course_prefix"]
+    assert (tmp_path / "web" / report["course_prefix"] / "manifest.json").is_file()
+
+
+TRICKY_ID = "course-v1:Ünïcødé.x~y_z+DemoX+DemoCourse"
+
+
+def export_tricky(course_id, folder):
+    """The demo course as the platform exports it under TRICKY_ID."""
+    assert course_id == TRICKY_ID
+    course = os.path.join(folder, "course")
+    shutil.copytree(DEMO, course)
+    with open(os.path.join(course, "course.xml"), "w", encoding="utf-8") as file:
+        file.write('<course url_name="DemoCourse" org="Ünïcødé.x~y_z" course="DemoX"/>\n')
+    return course
+
+
+@pytest.mark.django_db
+def test_public_url_gives_absolute_file_urls_that_resolve_in_the_published_course_folder(configured, settings, nginx):
+    """PUBLIC_URL is where PUBLISH_TARGET is served: here a web root, served by a real nginx, so
+    every file_url is fetched back from where the publish put it."""
+    import urllib.request
+
+    from coursepack_openedx.signals import schedule
+
+    webroot, base = nginx
+    public = f"{base}/courses/"
+    settings.COURSEPACK = {**settings.COURSEPACK, "PUBLISH_TARGET": str(webroot / "courses"), "PUBLIC_URL": public,
+                           "EXPORT_FUNCTION": "tests.test_plugin.export_tricky", "DEBOUNCE_SECONDS": 3600}
+    schedule(TRICKY_ID, "publish")
+    run = CoursepackRun.objects.get()
+    assert (run.course_id, run.status, run.build_exit, run.publish_exit) == (TRICKY_ID, "succeeded", 0, 0)
+    folder = webroot / "courses" / published_folder(TRICKY_ID)
+    assert run.manifest == str(folder / "manifest.json")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    downloads = [block for block in manifest["blocks"] if "archive" in block]
+    assert len(downloads) > 250
+    for block in downloads:
+        url = block["offline_download"]["file_url"]
+        assert url == public + published_folder(TRICKY_ID) + "/" + block["archive"]
+        with urllib.request.urlopen(url, timeout=30) as response:
+            body = response.read()
+        assert body == (folder / block["archive"]).read_bytes(), url
+        assert len(body) == block["offline_download"]["file_size"], url
+
+
 def test_the_plugin_is_registered_for_studio():
     from importlib.metadata import entry_points
 
@@ -396,42 +482,8 @@ def test_the_admin_lists_every_attempt_with_status_and_message(configured, setti
     assert page.count('class="field-attempts">1<') == 1 and page.count('class="field-attempts">2<') == 1
 
 
-@pytest.fixture
-def redis_broker():
-    """A real redis-server (Debian's) on a free loopback port, started and stopped by the test."""
-    import socket
-    import time
-
-    binary = shutil.which("redis-server")
-    if not binary:
-        pytest.fail("redis-server is needed (apt-get install redis-server; scripts/ensure-deps.sh --test installs it)")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(100):
-        with socket.socket() as attempt:
-            if attempt.connect_ex(("127.0.0.1", port)) == 0:
-                break
-        time.sleep(0.05)
-    else:
-        server.kill()
-        pytest.fail(f"redis-server did not listen on 127.0.0.1:{port}")
-    yield f"redis://127.0.0.1:{port}/0"
-    server.terminate()
-    server.wait(timeout=10)
-
-
-def reset_broker_pools(app):
-    if app._pool is not None:
-        app._pool.force_close_all()
-        app._pool = None
-    app.amqp._producer_pool = None
-
-
 @pytest.mark.django_db(transaction=True)
-def test_retries_go_through_a_real_worker_and_broker(configured, settings, tmp_path, redis_broker):
+def test_retries_go_through_a_real_worker_and_broker(configured, settings, tmp_path, real_broker):
     """Not eager: the task goes to redis, a real worker takes it, and each `self.retry` goes
     back through redis with its countdown before the worker runs the next attempt."""
     from celery.contrib.testing.worker import start_worker
@@ -439,8 +491,7 @@ def test_retries_go_through_a_real_worker_and_broker(configured, settings, tmp_p
 
     from coursepack_openedx.tasks import build_course
 
-    from .conftest import app
-
+    app, _ = real_broker
     binary, pids = hanging_binary(tmp_path)
     settings.COURSEPACK = {**settings.COURSEPACK, "BINARY": binary, "BUILD_TIMEOUT_SECONDS": 1,
                            "MAX_RETRIES": 2, "RETRY_BACKOFF_SECONDS": 0.5}
@@ -454,17 +505,12 @@ def test_retries_go_through_a_real_worker_and_broker(configured, settings, tmp_p
 
     task_received.connect(on_received, weak=False)
     task_retry.connect(on_retry, weak=False)
-    saved = {name: app.conf[name] for name in ("broker_url", "task_always_eager")}
-    app.conf.update(broker_url=redis_broker, task_always_eager=False)
-    reset_broker_pools(app)  # connections made for another broker URL must not be reused
     try:
         with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=30, loglevel="WARNING"):
             build_course.delay(COURSE_ID, "publish")
             wait_until(lambda: CoursepackRun.objects.count() == 3, 60, "three recorded attempts")
             wait_until(lambda: len(received) == 3, 10, "three deliveries")
     finally:
-        app.conf.update(saved)
-        reset_broker_pools(app)
         task_received.disconnect(on_received)
         task_retry.disconnect(on_retry)
     runs = list(CoursepackRun.objects.order_by("attempts"))
@@ -477,3 +523,40 @@ def test_retries_go_through_a_real_worker_and_broker(configured, settings, tmp_p
     assert gaps[0] >= 0.4 and gaps[1] >= 0.9, gaps
     started = [int(line) for line in pids.read_text().split()]
     wait_until(lambda: not any(running(pid) for pid in started), 10, "processes of the timed-out builds still running")
+
+
+@pytest.mark.django_db
+def test_eager_tasks_still_run_after_a_test_sent_tasks_to_a_real_broker(configured, redis_broker):
+    """The class of failure behind kombu's "Acquire on closed pool" in CI: a test that switches
+    the Celery app to a real broker and back must not leave a closed pool registered for the
+    next test's broker URL (even eager tasks acquire a producer from it)."""
+    from coursepack_openedx.tasks import build_course
+
+    from .conftest import sending_to
+
+    publish_event("before")  # an eager task: the default broker URL's pools now exist
+    with sending_to(redis_broker):
+        build_course.apply_async(args=[COURSE_ID, "manual"], countdown=3600)  # into redis, not run
+    cache.clear()
+    publish_event("after")
+    assert exports == [COURSE_ID, COURSE_ID]
+    assert [run.status for run in CoursepackRun.objects.all()] == ["succeeded", "succeeded"]
+
+
+@pytest.mark.django_db
+def test_a_course_being_built_elsewhere_gets_one_rebuild_request_and_the_rerun_builds_once(configured):
+    """The lock's protocol within one process (Celery eager; the burst test runs it across
+    worker processes): a task that finds the course's lock taken builds nothing and asks for a
+    rebuild; the rerun builds once and clears the request, a second rerun finds nothing to do."""
+    from coursepack_openedx.course_lock import lock_key, rerun_requested
+    from coursepack_openedx.tasks import build_course
+
+    cache.add(lock_key(COURSE_ID), {"token": "another-worker", "expires": 0}, timeout=600)
+    assert build_course.apply(args=[COURSE_ID, "publish"]).get()["status"] == "deferred"
+    assert exports == [] and not CoursepackRun.objects.exists() and rerun_requested(COURSE_ID)
+    cache.delete(lock_key(COURSE_ID))  # the other worker is done
+    assert build_course.apply(args=[COURSE_ID, "rerun"]).get()["status"] == "succeeded"
+    assert build_course.apply(args=[COURSE_ID, "rerun"]).get()["status"] == "skipped"
+    assert exports == [COURSE_ID] and not rerun_requested(COURSE_ID)
+    assert [run.trigger for run in CoursepackRun.objects.all()] == ["rerun"]
+    assert cache.get(lock_key(COURSE_ID)) is None  # let go after the build
