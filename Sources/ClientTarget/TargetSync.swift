@@ -246,8 +246,17 @@ extension ClientTarget {
         let grown = written > present ? written - present : 0
         // A folder listing many entries grows past one block: a margin of 1% for what no
         // estimate sees (type folders, outboxes, the store's prefix folders).
-        let base = state + usage.outlinePages + grown
+        let base = state + usage.outlinePages + grown + storeFolderBytes(offering: course.manifest)
         return base + base / 100 + 4 * DiskUsage.folderBytes
+    }
+
+    /// The store's prefix folders (`store/<hh>/`, up to 256 of 4 KiB each): those it has, and
+    /// those the contents this course offers would add. No folder's cost lists them, and a
+    /// course of a few hundred contents fills most of them (1 MiB).
+    func storeFolderBytes(offering manifest: CourseManifest) -> UInt64 {
+        var prefixes = Set(((try? FileManager.default.contentsOfDirectory(atPath: contentStore.folder)) ?? []).map { Substring($0) })
+        for key in manifest.files?.keys ?? [:].keys { prefixes.insert(key.prefix(2)) }
+        return UInt64(prefixes.count) * DiskUsage.folderBytes
     }
 
     /// Downloads, verifies and installs the blocks to keep (`SyncClient.sync`); when that
