@@ -266,6 +266,32 @@ import TestSupport
         #expect(try Self.du(target) <= full / 2)
     }
 
+    /// One budget can happen to fit; a sweep finds what a plan leaves out (the store's prefix
+    /// folders once made a 12 MB budget download 196 blocks of the demo and evict 22).
+    @Test func atEveryBudgetNothingDownloadedIsEvictedAndDuStaysWithin() async throws {
+        let folder = TestSupport.temporaryFolder("store-budget-sweep")
+        let published = try Self.build(TestSupport.demoCourse, into: folder)
+        let server = try Self.nginx(published)
+        defer { server.stop() }
+        let whole = folder + "/whole"
+        _ = try await Self.sync(server.baseURL, into: whole)
+        let full = try Self.du(whole)
+        for percent in [30, 45, 60, 75, 90] as [UInt64] {
+            let budget = full * percent / 100
+            let target = folder + "/at-\(percent)"
+            var request = ClientTarget.SyncRequest(source: SyncSource(server.baseURL))
+            request.budget = budget
+            let report = try await ClientTarget(root: target).sync(request)
+            #expect(report.evicted.isEmpty, "\(percent)%: \(report.evicted.count) blocks downloaded and evicted in one sync")
+            let used = try Self.du(target)
+            #expect(used <= budget, "\(percent)%: du -sb \(used) > budget \(budget)")
+            let again = try await ClientTarget(root: target).sync(.init(source: SyncSource(server.baseURL)))
+            let fetched = Set(again.summary?.plan.downloads.map(\.usageID) ?? [])
+            #expect(again.evicted.allSatisfy { !fetched.contains($0) }, "\(percent)%: the resync evicted what it downloaded")
+            #expect(try Self.du(target) <= budget)
+        }
+    }
+
     @Test func expireAfterRemovesUnpinnedBlocksNotOpenedForThatLongWithAnInjectedClock() async throws {
         let folder = TestSupport.temporaryFolder("store-expire")
         let published = try Self.build(TestSupport.exampleCourse, into: folder)
