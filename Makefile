@@ -13,6 +13,7 @@ run:
 	$(RELEASE_BIN) build $(EXAMPLE) --out $(EXAMPLE_OUT) --report $(EXAMPLE_OUT).report.json
 	@echo
 	@echo "Bundles:  $(EXAMPLE_OUT)/<type>/<url_name>.zip"
+	@echo "Files:    $(EXAMPLE_OUT)/files/<hh>/<sha256>[.gz] (each course file once)"
 	@echo "Manifest: $(EXAMPLE_OUT)/manifest.json"
 	@echo "Report:   $(EXAMPLE_OUT).report.json"
 
