@@ -254,9 +254,7 @@ extension ClientTarget {
     /// those the contents this course offers would add. No folder's cost lists them, and a
     /// course of a few hundred contents fills most of them (1 MiB).
     func storeFolderBytes(offering manifest: CourseManifest) -> UInt64 {
-        var prefixes = Set(((try? FileManager.default.contentsOfDirectory(atPath: contentStore.folder)) ?? []).map { Substring($0) })
-        for key in manifest.files?.keys ?? [:].keys { prefixes.insert(key.prefix(2)) }
-        return UInt64(prefixes.count) * DiskUsage.folderBytes
+        UInt64(contentStore.prefixFolders(adding: manifest.files?.keys ?? [:].keys)) * DiskUsage.folderBytes
     }
 
     /// Downloads, verifies and installs the blocks to keep (`SyncClient.sync`); when that

@@ -23,6 +23,14 @@ public struct ContentStore: Sendable {
 
     public func path(of key: String) -> String { folder + "/" + key.prefix(2) + "/" + key }
 
+    /// How many prefix folders the store would have once it holds `keys` too: those it has, and
+    /// those the keys would add.
+    public func prefixFolders<Keys: Sequence<String>>(adding keys: Keys) -> Int {
+        var prefixes = Set(((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).map { Substring($0) })
+        for key in keys { prefixes.insert(key.prefix(2)) }
+        return prefixes.count
+    }
+
     /// Whether the store holds `key` as a regular file of `size` bytes.
     public func holds(_ key: String, size: UInt64) -> Bool {
         var info = stat()
