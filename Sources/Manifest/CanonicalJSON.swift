@@ -46,6 +46,72 @@ enum CanonicalJSON {
         return out.bytes
     }
 
+    /// A part of a split manifest (`ManifestPart`), in the manifest's layout.
+    static func encode(_ part: ManifestPart) -> [UInt8] {
+        var out = Writer()
+        out.bytes.reserveCapacity(256 + part.blocks.count * 1024 + part.outline.count * 256)
+        var object = out.beginObject(level: 0)
+        out.key("blocks", in: &object)
+        out.beginArray()
+        for (index, block) in part.blocks.enumerated() {
+            out.element(index, level: 1)
+            encode(block, into: &out, level: 2)
+        }
+        out.endArray(count: part.blocks.count, level: 1)
+        out.key("files", in: &object)
+        encode(part.files, into: &out)
+        out.key("outline", in: &object)
+        encode(part.outline, into: &out)
+        out.endObject(object)
+        out.bytes.append(UInt8(ascii: "\n"))
+        return out.bytes
+    }
+
+    /// The index of a split manifest (`ManifestIndex`), in the manifest's layout.
+    static func encode(_ index: ManifestIndex) -> [UInt8] {
+        var out = Writer()
+        var object = out.beginObject(level: 0)
+        out.key("course_id", in: &object)
+        out.string(index.courseID)
+        if let files = index.files {
+            out.key("files", in: &object)
+            encode(files, into: &out)
+        }
+        out.key("generator", in: &object)
+        out.string(index.generator)
+        out.key("parts", in: &object)
+        out.beginArray()
+        for (position, part) in index.parts.enumerated() {
+            out.element(position, level: 1)
+            var inner = out.beginObject(level: 2)
+            out.key("blocks", in: &inner)
+            out.integer(Int64(part.blocks))
+            out.key("containers", in: &inner)
+            out.integer(Int64(part.containers))
+            out.key("sha256", in: &inner)
+            out.string(part.sha256)
+            out.key("size", in: &inner)
+            out.unsigned(part.size)
+            out.endObject(inner)
+        }
+        out.endArray(count: index.parts.count, level: 1)
+        out.key("published_at", in: &object)
+        out.string(index.publishedAt)
+        if let runtime = index.runtime {
+            out.key("runtime", in: &object)
+            encode(runtime, into: &out)
+        }
+        out.key("schema_version", in: &object)
+        out.integer(Int64(index.schemaVersion))
+        if let search = index.search {
+            out.key("search", in: &object)
+            encode(search, into: &out)
+        }
+        out.endObject(object)
+        out.bytes.append(UInt8(ascii: "\n"))
+        return out.bytes
+    }
+
     private static func encode(_ outline: [OutlineEntry], into out: inout Writer) {
         out.beginArray()
         for (index, entry) in outline.enumerated() {

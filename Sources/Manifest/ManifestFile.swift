@@ -56,4 +56,36 @@ public enum ManifestFile {
             throw .unwritable(path: path, reason: "\(error)")
         }
     }
+
+    public static func encode(_ part: ManifestPart) -> [UInt8] { CanonicalJSON.encode(part) }
+    public static func encode(_ index: ManifestIndex) -> [UInt8] { CanonicalJSON.encode(index) }
+
+    /// A part of a split manifest from untrusted bytes; the caller checks them against the
+    /// index's reference first (`ManifestSplit.verify`).
+    public static func decodePart(_ data: [UInt8], path: String) throws(ManifestError) -> ManifestPart {
+        if let part = ManifestReader.part(data) { return part }
+        return try genericDecode(ManifestPart.self, Data(data), path: path)
+    }
+
+    /// A split manifest's index from untrusted bytes.
+    public static func decodeIndex(_ data: [UInt8], path: String) throws(ManifestError) -> ManifestIndex {
+        if let index = ManifestReader.index(data), index.schemaVersion <= ManifestIndex.currentSchemaVersion { return index }
+        let index = try genericDecode(ManifestIndex.self, Data(data), path: path)
+        guard index.schemaVersion <= ManifestIndex.currentSchemaVersion else {
+            throw .newerSchema(path: path, version: index.schemaVersion)
+        }
+        return index
+    }
+
+    static func genericDecode<T: Decodable>(_ type: T.Type, _ data: Data, path: String) throws(ManifestError) -> T {
+        do {
+            return try JSONDecoder().decode(T.self, from: data)
+        } catch let DecodingError.keyNotFound(key, context) {
+            throw .invalid(path: path, reason: "missing \(key.stringValue) at \(context.codingPath.map(\.stringValue).joined(separator: "."))")
+        } catch let DecodingError.typeMismatch(_, context) {
+            throw .invalid(path: path, reason: "wrong type at \(context.codingPath.map(\.stringValue).joined(separator: "."))")
+        } catch {
+            throw .invalid(path: path, reason: "\(error)")
+        }
+    }
 }

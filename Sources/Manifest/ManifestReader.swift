@@ -22,6 +22,39 @@ enum ManifestReader {
         return manifest
     }
 
+    static func part(_ bytes: [UInt8]) -> ManifestPart? {
+        guard case .object(let top)? = JSONValue.parse(bytes) else { return nil }
+        let fields = Fields(top)
+        guard let blocks = fields.array("blocks", block), let outline = fields.array("outline", outlineEntry),
+            let files = fields.value("files").flatMap(Self.courseFiles)
+        else { return nil }
+        return ManifestPart(blocks: blocks, outline: outline, files: files)
+    }
+
+    static func index(_ bytes: [UInt8]) -> ManifestIndex? {
+        guard case .object(let top)? = JSONValue.parse(bytes) else { return nil }
+        let fields = Fields(top)
+        guard let schemaVersion = fields.int("schema_version"), let courseID = fields.string("course_id"),
+            let publishedAt = fields.string("published_at"), let generator = fields.string("generator"),
+            let parts = fields.array("parts", partReference), let runtime = fields.optional("runtime", sharedArchive),
+            let search = fields.optional("search", sharedArchive), let files = fields.optional("files", Self.courseFiles)
+        else { return nil }
+        var index = ManifestIndex(
+            courseID: courseID, publishedAt: publishedAt, generator: generator, runtime: runtime, search: search, files: files,
+            parts: parts)
+        index.schemaVersion = schemaVersion
+        return index
+    }
+
+    static func partReference(_ value: JSONValue) -> PartReference? {
+        guard case .object(let object) = value else { return nil }
+        let fields = Fields(object)
+        guard let sha256 = fields.string("sha256"), let size = fields.unsigned("size"), let blocks = fields.int("blocks"),
+            let containers = fields.int("containers")
+        else { return nil }
+        return PartReference(sha256: sha256, size: size, blocks: blocks, containers: containers)
+    }
+
     static func courseFiles(_ value: JSONValue) -> [String: CourseFile]? {
         guard case .object(let object) = value else { return nil }
         var files: [String: CourseFile] = [:]
@@ -63,6 +96,7 @@ enum ManifestReader {
         func unsigned(_ key: String) -> UInt64? { object[key]?.unsigned }
 
         func array<T>(_ key: String, _ element: (JSONValue) -> T?) -> [T]? { object[key]?.array(element) }
+        func value(_ key: String) -> JSONValue? { object[key] }
 
         /// `.some(nil)` when absent or null, nil when present and not a `T`.
         func optional<T>(_ key: String, _ read: (JSONValue) -> T?) -> T?? {

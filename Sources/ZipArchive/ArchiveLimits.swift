@@ -21,11 +21,15 @@ public struct ArchiveLimits: Sendable, Equatable {
     /// A server's manifest larger than this is refused: a hostile or broken server cannot make
     /// a client hold more than this in memory.
     public var maximumManifestSize = 64 << 20
+    /// A split manifest (`manifest-index.json` and its parts): each file is held to
+    /// `maximumManifestSize`, and all its parts together to this, which bounds what a client
+    /// assembles in memory.
+    public var maximumSplitManifestSize: UInt64 = 1 << 30
 
     public init() {}
 
     /// The limits in force: the defaults, each lowered (never raised) by
-    /// `COURSEPACK_LOWER_LIMITS=entries=N,total=N,ratio=N,manifest=N`, which lets tests reach
+    /// `COURSEPACK_LOWER_LIMITS=entries=N,total=N,ratio=N,manifest=N,split=N`, which lets tests reach
     /// a limit without building gigabytes, and applies to builder and client alike.
     public static var current: ArchiveLimits {
         var limits = ArchiveLimits()
@@ -38,6 +42,7 @@ public struct ArchiveLimits: Sendable, Equatable {
             case "total": limits.maximumTotalSize = min(limits.maximumTotalSize, value)
             case "ratio": limits.maximumRatio = min(limits.maximumRatio, value)
             case "manifest": limits.maximumManifestSize = min(limits.maximumManifestSize, Int(clamping: value))
+            case "split": limits.maximumSplitManifestSize = min(limits.maximumSplitManifestSize, value)
             default: continue
             }
         }

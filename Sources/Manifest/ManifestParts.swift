@@ -1,0 +1,174 @@
+import FileSystem
+import Foundation
+
+/// The manifest split for large courses: a small index (`manifest-index.json`, written last)
+/// that names content-addressed parts (`manifest/<sha256>.json`, immutable), each holding a run
+/// of the blocks or of the outline with the course files they list. A client that keeps the
+/// parts it has read learns of a one-block edit from the index and the one part that changed,
+/// whatever the course's size. Assembling the parts in the index's order gives the same
+/// `CourseManifest` as `manifest.json`, which a build still writes while it fits the clients'
+/// limit (for clients that read only it).
+public struct ManifestIndex: Codable, Sendable, Equatable {
+    public static let currentSchemaVersion = 3
+    /// Beside `manifest.json`, relative to the publish's root.
+    public static let fileName = "manifest-index.json"
+
+    public var schemaVersion: Int
+    public var courseID: String
+    public var publishedAt: String
+    public var generator: String
+    public var runtime: RuntimeArchive?
+    public var search: SearchArchive?
+    /// The course files the runtime and the search index list (the blocks' are in the parts).
+    public var files: [String: CourseFile]?
+    /// In course order: block parts first, then outline parts.
+    public var parts: [PartReference]
+
+    public init(
+        courseID: String, publishedAt: String, generator: String, runtime: RuntimeArchive?, search: SearchArchive?,
+        files: [String: CourseFile]?, parts: [PartReference]
+    ) {
+        self.schemaVersion = Self.currentSchemaVersion
+        self.courseID = courseID
+        self.publishedAt = publishedAt
+        self.generator = generator
+        self.runtime = runtime
+        self.search = search
+        self.files = files
+        self.parts = parts
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case schemaVersion = "schema_version"
+        case courseID = "course_id"
+        case publishedAt = "published_at"
+        case generator, runtime, search, files, parts
+    }
+}
+
+/// One part as the index names it.
+public struct PartReference: Codable, Sendable, Equatable, Hashable {
+    /// SHA-256 (hex) of the part file's bytes, which is also its name.
+    public var sha256: String
+    /// Bytes of the part file.
+    public var size: UInt64
+    /// How many block entries and outline entries it holds.
+    public var blocks: Int
+    public var containers: Int
+
+    public init(sha256: String, size: UInt64, blocks: Int, containers: Int) {
+        self.sha256 = sha256
+        self.size = size
+        self.blocks = blocks
+        self.containers = containers
+    }
+
+    /// `manifest/<sha256>.json`, relative to the index. Derived, never read, so a hostile index
+    /// cannot point a part anywhere else.
+    public var path: String { ManifestPart.path(sha256: sha256) }
+}
+
+/// A run of blocks or of outline entries, with every course file those blocks list.
+public struct ManifestPart: Codable, Sendable, Equatable {
+    public static let folder = "manifest"
+    public var blocks: [BlockEntry]
+    public var outline: [OutlineEntry]
+    public var files: [String: CourseFile]
+
+    public init(blocks: [BlockEntry] = [], outline: [OutlineEntry] = [], files: [String: CourseFile] = [:]) {
+        self.blocks = blocks
+        self.outline = outline
+        self.files = files
+    }
+
+    public static func path(sha256: String) -> String { "\(folder)/\(sha256).json" }
+}
+
+/// A manifest split into its index and parts, with each part's bytes as published.
+public struct SplitManifest: Sendable {
+    public var index: ManifestIndex
+    /// In the index's order; `bytes` hash to `reference.sha256`.
+    public var parts: [(reference: PartReference, bytes: [UInt8])]
+}
+
+/// Where parts begin and end. A run ends after an entry whose usage id hashes to a multiple
+/// of `averageEntries` (so the boundaries move with the content, not with positions: inserting
+/// a block changes only its own part), or once it holds `maximumEntries`.
+public enum ManifestSplit {
+    public static let averageEntries = 256
+    public static let maximumEntries = 1024
+
+    public static func split(_ manifest: CourseManifest) -> SplitManifest {
+        let allFiles = manifest.files ?? [:]
+        var parts: [(reference: PartReference, bytes: [UInt8])] = []
+        for run in runs(of: manifest.blocks.map(\.usageID)) {
+            var part = ManifestPart(blocks: Array(manifest.blocks[run]))
+            for block in part.blocks {
+                for sha256 in (block.files ?? [:]).values { part.files[sha256] = allFiles[sha256] }
+            }
+            parts.append(published(part))
+        }
+        let outline = manifest.outline ?? []
+        for run in runs(of: outline.map(\.usageID)) {
+            parts.append(published(ManifestPart(outline: Array(outline[run]))))
+        }
+        var indexFiles: [String: CourseFile] = [:]
+        for shared in [manifest.runtime, manifest.search].compactMap({ $0 }) {
+            for sha256 in (shared.files ?? [:]).values { indexFiles[sha256] = allFiles[sha256] }
+        }
+        let index = ManifestIndex(
+            courseID: manifest.courseID, publishedAt: manifest.publishedAt, generator: manifest.generator,
+            runtime: manifest.runtime, search: manifest.search, files: manifest.files == nil ? nil : indexFiles,
+            parts: parts.map(\.reference))
+        return SplitManifest(index: index, parts: parts)
+    }
+
+    /// The manifest the index and its parts (in the index's order) describe. The caller has
+    /// checked each part against its reference (`verify`).
+    public static func assemble(_ index: ManifestIndex, parts: [ManifestPart]) -> CourseManifest {
+        var manifest = CourseManifest(
+            courseID: index.courseID, publishedAt: index.publishedAt, generator: index.generator,
+            blocks: parts.flatMap(\.blocks), runtime: index.runtime)
+        manifest.search = index.search
+        let outline = parts.flatMap(\.outline)
+        manifest.outline = outline.isEmpty && index.parts.allSatisfy({ $0.containers == 0 }) && parts.isEmpty ? nil : outline
+        if let indexFiles = index.files {
+            var files = indexFiles
+            for part in parts { files.merge(part.files) { first, _ in first } }
+            manifest.files = files
+        }
+        return manifest
+    }
+
+    /// Whether `bytes` are the part `reference` names: its size and hash.
+    public static func verify(_ bytes: [UInt8], as reference: PartReference) -> Bool {
+        UInt64(bytes.count) == reference.size && SHA256Hex.of(bytes) == reference.sha256
+    }
+
+    static func published(_ part: ManifestPart) -> (reference: PartReference, bytes: [UInt8]) {
+        let bytes = ManifestFile.encode(part)
+        let reference = PartReference(
+            sha256: SHA256Hex.of(bytes), size: UInt64(bytes.count), blocks: part.blocks.count, containers: part.outline.count)
+        return (reference, bytes)
+    }
+
+    /// Index ranges of the runs `ids` (usage ids in course order) split into.
+    static func runs(of ids: [String]) -> [Range<Int>] {
+        var result: [Range<Int>] = []
+        var start = 0
+        for (position, id) in ids.enumerated() {
+            let length = position - start + 1
+            if length >= maximumEntries || endsRun(id) {
+                result.append(start..<(position + 1))
+                start = position + 1
+            }
+        }
+        if start < ids.count { result.append(start..<ids.count) }
+        return result
+    }
+
+    static func endsRun(_ usageID: String) -> Bool {
+        let value = UInt32(SHA256Hex.of(Array(usageID.utf8)).prefix(8), radix: 16) ?? 1
+        return value % UInt32(averageEntries) == 0
+    }
+}

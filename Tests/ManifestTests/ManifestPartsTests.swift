@@ -1,0 +1,84 @@
+import FileSystem
+import Foundation
+import Manifest
+import Testing
+
+@Suite struct ManifestPartsTests {
+    /// A course of `count` blocks, each listing its own page and one style sheet all share.
+    static func manifest(blocks count: Int, containers: Int = 0) -> CourseManifest {
+        let shared = String(repeating: "a", count: 64)
+        var files: [String: CourseFile] = [shared: CourseFile(size: 900, compressedSize: 300, encoding: .gzip)]
+        var blocks: [BlockEntry] = []
+        for number in 0..<count {
+            let page = SHA256Hex.of(Array("page \(number)".utf8))
+            files[page] = CourseFile(size: UInt64(1000 + number), compressedSize: UInt64(400 + number), encoding: .gzip)
+            var block = BlockEntry(
+                usageID: "block-v1:Org+Course+Run+type@html+block@b\(number)", type: "html", displayName: "Page \(number)",
+                parents: ["block-v1:Org+Course+Run+type@vertical+block@v\(number / 4)"], archive: "html/b\(number).zip", size: 500,
+                sha256: page, contentHash: page, lastModified: "2026-11-22T10:00:00Z")
+            block.files = ["index.html": page, "static/style.css": shared]
+            block.unpackedSize = UInt64(1900 + number)
+            blocks.append(block)
+        }
+        var manifest = CourseManifest(courseID: "course-v1:Org+Course+Run", publishedAt: "2026-11-22T10:00:00Z", generator: "test", blocks: blocks)
+        manifest.outline = (0..<containers).map { number in
+            OutlineEntry(usageID: "block-v1:Org+Course+Run+type@vertical+block@v\(number)", type: "vertical", displayName: nil,
+                         children: (0..<4).map { "block-v1:Org+Course+Run+type@html+block@b\(number * 4 + $0)" })
+        }
+        manifest.files = files
+        return manifest
+    }
+
+    static func decoded(_ split: SplitManifest) throws -> (ManifestIndex, [ManifestPart]) {
+        let indexBytes = ManifestFile.encode(split.index)
+        let index = try ManifestFile.decodeIndex(indexBytes, path: "manifest-index.json")
+        var parts: [ManifestPart] = []
+        for (reference, part) in zip(index.parts, split.parts) {
+            #expect(ManifestSplit.verify(part.bytes, as: reference))
+            parts.append(try ManifestFile.decodePart(part.bytes, path: reference.path))
+        }
+        return (index, parts)
+    }
+
+    @Test func partsAssembleToTheWholeManifest() throws {
+        let manifest = Self.manifest(blocks: 5_000, containers: 1_250)
+        let split = ManifestSplit.split(manifest)
+        #expect(split.parts.count > 10)
+        #expect(split.parts.allSatisfy { $0.reference.blocks + $0.reference.containers <= ManifestSplit.maximumEntries })
+        #expect(split.parts.allSatisfy { $0.reference.blocks == 0 || $0.reference.containers == 0 })
+        let (index, parts) = try Self.decoded(split)
+        #expect(index == split.index)
+        #expect(ManifestSplit.assemble(index, parts: parts) == manifest)
+        #expect(ManifestFile.encode(ManifestSplit.assemble(index, parts: parts)) == ManifestFile.encode(manifest))
+    }
+
+    @Test func oneEditOrInsertionChangesOnePart() {
+        var manifest = Self.manifest(blocks: 5_000)
+        let before = Set(ManifestSplit.split(manifest).index.parts)
+        manifest.blocks[2_345].contentHash = String(repeating: "f", count: 64)
+        let edited = Set(ManifestSplit.split(manifest).index.parts)
+        #expect(edited.subtracting(before).count == 1)
+        var inserted = Self.manifest(blocks: 5_000)
+        var block = inserted.blocks[10]
+        block.usageID += "-new"
+        inserted.blocks.insert(block, at: 3_000)
+        let afterInsert = Set(ManifestSplit.split(inserted).index.parts)
+        // The new block's own id may end a run, splitting its part in two, and a run cut at the
+        // maximum moves the next cut by one; the parts after the next natural end stay.
+        let changed = afterInsert.subtracting(before)
+        #expect((1...2).contains(changed.count))
+        #expect(changed.reduce(0) { $0 + $1.blocks } <= 2 * ManifestSplit.maximumEntries)
+        #expect(afterInsert.intersection(before).count >= before.count - 2)
+    }
+
+    @Test func aPartNotMatchingItsReferenceIsRefused() throws {
+        let split = ManifestSplit.split(Self.manifest(blocks: 600))
+        var bytes = split.parts[0].bytes
+        bytes[bytes.count / 2] ^= 1
+        #expect(!ManifestSplit.verify(bytes, as: split.parts[0].reference))
+        #expect(throws: ManifestError.self) { try ManifestFile.decodePart(Array("{\"blocks\": 3}".utf8), path: "manifest/x.json") }
+        var index = split.index
+        index.schemaVersion = 4
+        #expect(throws: ManifestError.self) { try ManifestFile.decodeIndex(ManifestFile.encode(index), path: "manifest-index.json") }
+    }
+}
