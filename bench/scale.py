@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""`make bench-scale`: issue 33's scale figures for a course of about 100,000 blocks (the Open edX
+demo course repeated SCALE_COPIES times, default 315), with the release binaries:
+
+- the full build (`--jobs` all cores): seconds and peak RSS;
+- a no-op rebuild started at once (inputs seconds old, as after an export) and one started after
+  the inputs have aged: seconds and peak RSS;
+- a one-block edit (one paragraph added to one html file): seconds and peak RSS;
+- a sync from loopback nginx under a budget (SCALE_BUDGET, default 200MB): whether the client
+  accepts the course, seconds, peak RSS; then a no-op sync, with the time its summary line gives;
+- after a one-block edit and rebuild, a resync: the bytes the client fetched to learn of the
+  edit (manifest index and parts, or the whole manifest), counted by nginx's $body_bytes_sent.
+
+Writes bench/scale-results.json and prints a table with the issue's targets. SCALE_WORK picks the
+scratch folder (default bench/work-scale); SCALE_COPIES=20 gives a quick run."""
+import json, os, re, shutil, socket, subprocess, sys, tempfile, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.environ.get("COURSEPACK_BIN") or os.path.join(ROOT, ".build/release/coursepack")
+DEMO = os.environ.get("BENCH_DEMO_COURSE") or os.path.join(ROOT, "../shared/corpus/openedx-demo-course/course")
+WORK = os.environ.get("SCALE_WORK") or os.path.join(ROOT, "bench/work-scale")
+COPIES = int(os.environ.get("SCALE_COPIES", "315"))
+BUDGET = os.environ.get("SCALE_BUDGET", "200MB")
+STAMP = "2026-11-22T10:00:00Z"
+# The part of a sync's fetches that tells the client what changed (not the changed contents).
+MANIFEST_PATH = re.compile(r"^/(manifest\.json|manifest-index\.json|manifest/[0-9a-f]{64}\.json)$")
+
+
+def timed(command):
+    """(seconds, peak RSS MB, stdout + stderr) of a command that must succeed (exit 0 or 1)."""
+    started = time.perf_counter()
+    result = subprocess.run(["/usr/bin/time", "-f", "%M"] + command, capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    lines = result.stderr.strip().splitlines()
+    if result.returncode not in (0, 1) or not lines or not lines[-1].isdigit():
+        sys.exit(f"failed ({result.returncode}): {' '.join(command)}\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}")
+    return seconds, int(lines[-1]) / 1024, result.stdout + "\n".join(lines[:-1])
+
+
+class Nginx:
+    """A real nginx on a free loopback port serving a published folder and logging each
+    response's path and body bytes."""
+
+    def __init__(self, root):
+        self.folder = tempfile.mkdtemp(prefix="coursepack-scale-nginx-")
+        s = socket.socket(); s.bind(("127.0.0.1", 0)); self.port = s.getsockname()[1]; s.close()
+        self.log = os.path.join(self.folder, "access.log")
+        conf = os.path.join(self.folder, "nginx.conf")
+        with open(conf, "w") as f:
+            f.write(f"""user root; worker_processes 1; error_log {self.folder}/error.log; pid {self.folder}/nginx.pid;
+events {{ worker_connections 256; }}
+http {{ log_format bytes '$uri $status $body_bytes_sent'; access_log {self.log} bytes; sendfile on;
+  client_body_temp_path {self.folder}/b; proxy_temp_path {self.folder}/p;
+  fastcgi_temp_path {self.folder}/f; uwsgi_temp_path {self.folder}/u; scgi_temp_path {self.folder}/s;
+  server {{ listen 127.0.0.1:{self.port}; root {root}; }} }}
+""")
+        self.process = subprocess.Popen([shutil.which("nginx") or "/usr/sbin/nginx", "-c", conf, "-p", self.folder, "-g", "daemon off;"])
+        self.url = f"http://127.0.0.1:{self.port}"
+        for _ in range(100):
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", self.port)) == 0:
+                    return
+            time.sleep(0.05)
+        sys.exit("nginx did not start")
+
+    def take_log(self):
+        """The responses logged since the last call: [(path, status, bytes)]."""
+        time.sleep(0.2)
+        with open(self.log) as f:
+            lines = f.read().splitlines()
+        open(self.log, "w").close()
+        subprocess.run(["kill", "-USR1", str(self.process.pid)])
+        time.sleep(0.2)
+        return [(p, int(s), int(b)) for p, s, b in (line.split() for line in lines if line.count(" ") == 2)]
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def edit_one_page(course, turn):
+    """Adds a paragraph to one html file of the course (the middle one in name order)."""
+    html = os.path.join(course, "html")
+    names = sorted(n for n in os.listdir(html) if n.endswith(".html"))
+    name = names[len(names) // 2]
+    with open(os.path.join(html, name), "a") as f:
+        f.write(f"\n<p>Scale edit {turn}.</p>\n")
+
+
+def main():
+    if os.path.exists(WORK):
+        shutil.rmtree(WORK)
+    course, out, device = f"{WORK}/course", f"{WORK}/out", f"{WORK}/device"
+    os.makedirs(WORK)
+    subprocess.run([sys.executable, os.path.join(ROOT, "bench/generate_course.py"), course, "--demo", DEMO,
+                    "--copies", str(COPIES), "--media-mb", "0"], check=True, stdout=subprocess.DEVNULL)
+    build = lambda: [BIN, "build", course, "--out", out, "--published-at", STAMP]
+    r = {"copies": COPIES, "cpus": os.cpu_count()}
+    r["build_s"], r["build_rss_mb"], _ = timed(build())
+    published = json.load(open(f"{out}/manifest-index.json")) if os.path.exists(f"{out}/manifest-index.json") else None
+    r["blocks"] = (sum(p["blocks"] for p in published["parts"]) if published
+                   else len(json.load(open(f"{out}/manifest.json"))["blocks"]))
+    r["binary"] = BIN
+    r["noop_fresh_s"], r["noop_fresh_rss_mb"], _ = timed(build())
+    time.sleep(2.5)
+    r["noop_aged_s"], r["noop_aged_rss_mb"], _ = timed(build())
+    edit_one_page(course, 1)
+    r["edit_s"], r["edit_rss_mb"], _ = timed(build())
+    server = Nginx(out)
+    try:
+        sync = [BIN, "sync", server.url, "--to", device, "--budget", BUDGET]
+        r["sync_s"], r["sync_rss_mb"], output = timed(sync)
+        r["sync_accepted"] = "larger than" not in output and os.path.isdir(device)
+        server.take_log()
+        r["noop_sync_s"], r["noop_sync_rss_mb"], output = timed(sync)
+        said = re.findall(r"in ([0-9.]+) ?s\b", output)
+        r["noop_sync_summary_s"] = float(said[-1]) if said else None
+        server.take_log()
+        edit_one_page(course, 2)
+        timed(build())
+        r["edit_sync_s"], _, _ = timed(sync)
+        log = server.take_log()
+        r["bytes_to_learn_edit"] = sum(b for p, s, b in log if MANIFEST_PATH.match(p))
+        r["bytes_edit_sync_total"] = sum(b for _, _, b in log)
+    finally:
+        server.stop()
+    with open(os.path.join(ROOT, "bench/scale-results.json"), "w") as f:
+        json.dump(r, f, indent=2)
+    report(r)
+
+
+def report(r):
+    def row(what, goal, value, ok):
+        print(f"| {what} | {goal} | {value} | {'PASS' if ok else 'MISS'} |")
+    print(f"\nscale: the demo course x{r['copies']} ({r['blocks']} blocks), {r['cpus']} cores, {r['binary']}")
+    print("| target (issue 33) | goal | measured | result |\n|---|---|---|---|")
+    row("full build peak RSS", "≤ 1 GB", f"{r['build_rss_mb']:.0f} MB ({r['build_s']:.1f} s)", r["build_rss_mb"] <= 1024)
+    row("no-op rebuild, inputs fresh", "≤ 1.5 s, ≤ 300 MB", f"{r['noop_fresh_s']:.2f} s, {r['noop_fresh_rss_mb']:.0f} MB",
+        r["noop_fresh_s"] <= 1.5 and r["noop_fresh_rss_mb"] <= 300)
+    row("no-op rebuild, inputs aged", "≤ 1.5 s, ≤ 300 MB", f"{r['noop_aged_s']:.2f} s, {r['noop_aged_rss_mb']:.0f} MB",
+        r["noop_aged_s"] <= 1.5 and r["noop_aged_rss_mb"] <= 300)
+    row("one-block edit", "≤ 2 s", f"{r['edit_s']:.2f} s, {r['edit_rss_mb']:.0f} MB", r["edit_s"] <= 2)
+    row("sync accepts the course", "yes", f"{r['sync_accepted']} ({r['sync_s']:.1f} s, {r['sync_rss_mb']:.0f} MB)", r["sync_accepted"])
+    said = r["noop_sync_summary_s"]
+    row("no-op sync", "≤ 2 s, ≤ 300 MB, summary = whole time",
+        f"{r['noop_sync_s']:.2f} s, {r['noop_sync_rss_mb']:.0f} MB, summary says {said}",
+        r["noop_sync_s"] <= 2 and r["noop_sync_rss_mb"] <= 300 and said is not None and said >= 0.8 * r["noop_sync_s"] - 0.1)
+    row("bytes to learn of one edit", "≤ 5 MB", f"{r['bytes_to_learn_edit']:,} B (resync total {r['bytes_edit_sync_total']:,} B)",
+        r["bytes_to_learn_edit"] <= 5 << 20)
+
+
+if __name__ == "__main__":
+    main()
