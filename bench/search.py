@@ -12,6 +12,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 DEMO = os.path.join(ROOT, "..", "shared", "corpus", "openedx-demo-course", "course")
 QUERIES = ["Ancient Rome", "Harvard MIT mission", '"leading open-source online learning platforms"', "video transcript", "abacus"]
 PREFIX = "window.coursepackSearchIndex = "
+PART_PREFIX = "(window.coursepackSearchParts = window.coursepackSearchParts || []).push("
 
 
 def run(args, **kw):
@@ -44,8 +45,14 @@ def build(binary, course, out, report):
 
 def sizes(out):
     manifest = json.load(open(os.path.join(out, "manifest.json")))
-    data = zipfile.ZipFile(os.path.join(out, manifest["search"]["archive"])).read("index.js")
+    archive = zipfile.ZipFile(os.path.join(out, manifest["search"]["archive"]))
+    data = archive.read("index.js")
     index = json.loads(data[len(PREFIX):-2])
+    # Format 2: the documents are in the part files index.js names.
+    for name in index.get("parts", []):
+        part = archive.read(name)
+        data += part
+        index["documents"] += json.loads(part[len(PART_PREFIX):-3])["documents"]
     text = sum(len(d["text"].encode()) + len(d["title"].encode()) + len(" ".join(d["path"]).encode()) for d in index["documents"])
     archives = sum(b.get("size", 0) for b in manifest["blocks"])
     return {"documents": len(index["documents"]), "text_bytes": text, "index_js_bytes": len(data),

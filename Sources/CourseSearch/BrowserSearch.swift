@@ -15,7 +15,7 @@ public enum BrowserSearch {
             </form>
             <p id="coursepack-search-status" role="status"></p>
             <ol id="coursepack-search-results"></ol>
-            <script src="\(indexScript)"></script>
+            <script src="\(indexScript)" id="coursepack-search-index"></script>
             <script>window.coursepackInstalled = [\(ids)];</script>
             <script>
             \(script)</script>
@@ -42,6 +42,34 @@ public enum BrowserSearch {
     public static let script = """
         (function () {
           "use strict";
+          // Format 2 keeps the documents in part files beside index.js: load them in order
+          // (script elements, which file:// allows), then start.
+          var loading = window.coursepackSearchIndex, parts = (loading && loading.parts) || [];
+          var note = document.getElementById("coursepack-search-status");
+          if (!parts.length) { start(); return; }
+          var element = document.getElementById("coursepack-search-index");
+          var src = element ? element.getAttribute("src") : "";
+          var folder = src.slice(0, src.lastIndexOf("/") + 1), remaining = parts.length, failed = false;
+          window.coursepackSearchParts = [];
+          if (note) note.textContent = "Loading the search index…";
+          parts.forEach(function (name) {
+            var part = document.createElement("script");
+            part.async = false;
+            part.src = folder + name;
+            part.onload = function () {
+              remaining -= 1;
+              if (remaining > 0 || failed) return;
+              window.coursepackSearchParts.forEach(function (p) { loading.documents = loading.documents.concat(p.documents); });
+              if (note) note.textContent = "";
+              start();
+            };
+            part.onerror = function () {
+              failed = true;
+              if (note) note.textContent = "The search index on this device is damaged: run coursepack sync to repair it.";
+            };
+            document.body.appendChild(part);
+          });
+        function start() {
           var index = window.coursepackSearchIndex;
           var form = document.getElementById("coursepack-search");
           var input = document.getElementById("coursepack-search-query");
@@ -190,6 +218,7 @@ public enum BrowserSearch {
           }
           form.addEventListener("submit", function (event) { event.preventDefault(); show(); });
           input.addEventListener("input", show);
+        }
         })();
 
         """

@@ -2,19 +2,25 @@ import Foundation
 import Manifest
 
 /// A course's search index as published: `search/<16 hex>.zip` holding `index.js`, which assigns
-/// one canonical JSON object to `window.coursepackSearchIndex`. A script element loads it in the
-/// outline page (from `file://` too, where `fetch` of a local file is refused); the CLI reads
-/// the same file, without the assignment around it, into SQLite's FTS5.
+/// one canonical JSON object to `window.coursepackSearchIndex`, and the part files it names
+/// (format 2), each pushing a run of documents onto `window.coursepackSearchParts`. Script
+/// elements load them in the outline page (from `file://` too, where `fetch` of a local file is
+/// refused); the CLI reads the same files, without the JavaScript around them, into SQLite's FTS5.
+///
+/// The documents are in parts so that an edit changes one part: a part is named after its
+/// content's hash, and a client that has the others downloads only it and the small `index.js`.
 ///
 /// Documents carry their terms already split by `SearchTokenizer` (space-separated, stop words
 /// left out), so the browser, the CLI and the build agree on every term whatever Unicode tables
 /// each side has; the browser derives its postings from them when the page loads.
 public struct SearchIndex: Codable, Sendable, Equatable {
     /// Bumped when the format or the tokenizer's rules change.
-    public static let formatVersion = 1
+    public static let formatVersion = 2
     public static let fileName = "index.js"
     static let prefix = "window.coursepackSearchIndex = "
     static let suffix = ";\n"
+    static let partPrefix = "(window.coursepackSearchParts = window.coursepackSearchParts || []).push("
+    static let partSuffix = ");\n"
 
     public var format: Int
     /// What the build took from the blocks, versioned apart from the format (readers ignore
@@ -23,8 +29,12 @@ public struct SearchIndex: Codable, Sendable, Equatable {
     public var courseID: String
     /// The course's language as its export gives it; empty when not given.
     public var language: String
-    /// Every leaf block with text a learner can see or a name, in course order.
+    /// Every leaf block with text a learner can see or a name, in course order: those of
+    /// `index.js` itself, then those of each part in order.
     public var documents: [SearchDocument]
+    /// File names of the parts, beside `index.js`, in course order (format 2; absent in format 1,
+    /// which holds every document in `index.js`).
+    public var parts: [String]?
 
     public init(courseID: String, language: String, documents: [SearchDocument], textVersion: Int = 0) {
         self.format = Self.formatVersion
@@ -40,6 +50,7 @@ public struct SearchIndex: Codable, Sendable, Equatable {
         case courseID = "course_id"
         case language
         case documents
+        case parts
     }
 
     public var tokenizer: SearchTokenizer { SearchTokenizer(language: language) }
@@ -73,22 +84,81 @@ public struct SearchIndex: Codable, Sendable, Equatable {
         return bytes
     }
 
-    /// Reads `index.js`; `path` names the file in the error.
-    public static func decode(_ bytes: [UInt8], path: String) throws(SearchIndexError) -> SearchIndex {
-        let prefix = Array(Self.prefix.utf8)
-        let suffix = Array(Self.suffix.utf8)
-        guard bytes.count >= prefix.count + suffix.count, bytes.starts(with: prefix), bytes.suffix(suffix.count).elementsEqual(suffix) else {
-            throw .damaged(path: path, reason: "it does not start with \"\(Self.prefix)\" and end with \";\"")
+    /// `index.js` of a split index: no documents of its own, the names of its parts.
+    public static func root(courseID: String, language: String, textVersion: Int, parts: [String]) -> [UInt8] {
+        var bytes = opening(courseID: courseID)
+        bytes += Array("],\"format\":\(formatVersion),\"language\":".utf8)
+        JSONString.append(language, to: &bytes)
+        bytes += Array(",\"parts\":[".utf8)
+        for (number, part) in parts.enumerated() {
+            if number > 0 { bytes.append(UInt8(ascii: ",")) }
+            JSONString.append(part, to: &bytes)
         }
-        let json = Data(bytes[prefix.count..<(bytes.count - suffix.count)])
+        bytes += Array("],\"text_version\":\(textVersion)}".utf8) + Array(suffix.utf8)
+        return bytes
+    }
+
+    /// A part file up to its first document: the file is this, the documents separated by
+    /// commas, and `partClosing`.
+    public static let partOpening = Array(partPrefix.utf8) + Array("{\"documents\":[".utf8)
+    public static let partClosing = Array("]}".utf8) + Array(partSuffix.utf8)
+
+    /// `part-<16 hex>.js`: named after the SHA-256 of its bytes, so a changed part has a new name.
+    public static func partName(sha256: String) -> String { "part-\(sha256.prefix(16)).js" }
+
+    /// Whether `name` is a part's name as `partName` gives it: nothing else is read beside `index.js`.
+    public static func isPartName(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        guard bytes.count == 24, name.hasPrefix("part-"), name.hasSuffix(".js") else { return false }
+        return bytes[5..<21].allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
+
+    /// Reads an installed index: `index.js` in `folder`, then each part it names, their documents
+    /// appended in order. Errors name the file.
+    public static func read(folder: String) throws(SearchIndexError) -> SearchIndex {
+        let path = folder + "/" + fileName
+        guard let data = FileManager.default.contents(atPath: path) else { throw .damaged(path: path, reason: "it cannot be read") }
+        var index = try decode(Array(data), path: path)
+        for part in index.parts ?? [] {
+            let partPath = folder + "/" + part
+            guard isPartName(part) else { throw .damaged(path: path, reason: "it names a part \"\(part)\" that is not part-<16 hex>.js") }
+            guard let bytes = FileManager.default.contents(atPath: partPath) else { throw .damaged(path: partPath, reason: "it cannot be read") }
+            index.documents += try decodePart(Array(bytes), path: partPath)
+        }
+        return index
+    }
+
+    /// The documents of one part file.
+    public static func decodePart(_ bytes: [UInt8], path: String) throws(SearchIndexError) -> [SearchDocument] {
+        struct Part: Decodable { let documents: [SearchDocument] }
+        let json = try unwrapped(bytes, prefix: partPrefix, suffix: partSuffix, path: path)
+        do {
+            return try JSONDecoder().decode(Part.self, from: json).documents
+        } catch {
+            throw .damaged(path: path, reason: "its JSON cannot be read: \(error)")
+        }
+    }
+
+    static func unwrapped(_ bytes: [UInt8], prefix: String, suffix: String, path: String) throws(SearchIndexError) -> Data {
+        let (head, tail) = (Array(prefix.utf8), Array(suffix.utf8))
+        guard bytes.count >= head.count + tail.count, bytes.starts(with: head), bytes.suffix(tail.count).elementsEqual(tail) else {
+            throw .damaged(path: path, reason: "it does not start with \"\(prefix)\" and end with \"\(suffix.trimmingCharacters(in: .newlines))\"")
+        }
+        return Data(bytes[head.count..<(bytes.count - tail.count)])
+    }
+
+    /// Reads `index.js` (its own documents only; `read(folder:)` adds the parts'); `path` names
+    /// the file in the error. Format 1 and 2 are read.
+    public static func decode(_ bytes: [UInt8], path: String) throws(SearchIndexError) -> SearchIndex {
+        let json = try unwrapped(bytes, prefix: prefix, suffix: suffix, path: path)
         let index: SearchIndex
         do {
             index = try JSONDecoder().decode(SearchIndex.self, from: json)
         } catch {
             throw .damaged(path: path, reason: "its JSON cannot be read: \(error)")
         }
-        guard index.format == formatVersion else {
-            throw .damaged(path: path, reason: "format \(index.format); this coursepack reads format \(formatVersion)")
+        guard (1...formatVersion).contains(index.format) else {
+            throw .damaged(path: path, reason: "format \(index.format); this coursepack reads formats 1 to \(formatVersion)")
         }
         return index
     }

@@ -146,11 +146,8 @@ public struct TargetSearch: Sendable {
         if let damage = BlockInventory.damage(courseRoot: courseRoot, stateFolder: stateFolder, blockFolder: folder, archiveSHA256: archiveSHA256) {
             throw .damaged(.damaged(path: path, reason: damage))
         }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw .damaged(.damaged(path: path, reason: "it cannot be read"))
-        }
         do {
-            return try SearchIndex.decode(Array(data), path: path)
+            return try SearchIndex.read(folder: courseRoot + "/" + folder)
         } catch {
             throw .damaged(error)
         }

@@ -3,13 +3,11 @@ import Crypto
 import IncrementalBuild
 import ZlibStream
 
-/// The search index's `index.js` deflated in pieces, each by a compressor of its own primed
-/// with the last 32 KiB of the piece before (its dictionary) and ended with a sync flush
-/// (byte-aligned, no final block), so that the pieces joined and followed by an empty final
-/// block are one valid deflate stream that compresses nearly as well as one compressor would
-/// (as pigz writes it). A rebuild deflates again only the pieces whose bytes or dictionary
-/// changed and takes the others from the state folder: an edit to one page costs two pieces,
-/// not the whole index. Pieces are found by the SHA-256 of their dictionary and bytes, and the
+/// The search index's part files deflated, each ended with a sync flush (byte-aligned, no final
+/// block; an empty final block after it makes the whole stream), kept in the state folder so
+/// that a rebuild deflates again only the parts whose bytes changed: an edit to one page costs
+/// one part, not the whole index. Parts are found by the SHA-256 of their bytes (and of an
+/// optional dictionary, which a piece of a longer stream would refer back into), and the
 /// compression level: equal keys are equal output.
 struct DeflatedChunks: Sendable {
     struct Chunk: Sendable {
@@ -19,7 +17,7 @@ struct DeflatedChunks: Sendable {
     }
 
     static let fileName = "search-chunks.bin"
-    static let format = "coursepack-search-chunks-v2"
+    static let format = "coursepack-search-chunks-v3"
     /// An empty final block of fixed codes: what ends the joined stream.
     static let finalBlock: [UInt8] = [0x03, 0x00]
 
@@ -57,14 +55,6 @@ struct DeflatedChunks: Sendable {
         file.save(to: stateFolder + "/" + Self.fileName)
     }
 
-    /// Deflate's window: what a piece may refer back to in the one before.
-    static let dictionarySize = 32 << 10
-
-    /// The dictionary of the piece after `previous`: its last `dictionarySize` bytes.
-    static func dictionary(after previous: [UInt8]?) -> ArraySlice<UInt8> {
-        previous.map { $0.suffix(dictionarySize) } ?? []
-    }
-
     static func key(of bytes: [UInt8], dictionary: ArraySlice<UInt8>) -> [UInt8] {
         var hasher = SHA256()
         withUnsafeBytes(of: UInt64(dictionary.count).littleEndian) { hasher.update(bufferPointer: $0) }
@@ -99,10 +89,5 @@ struct DeflatedChunks: Sendable {
         guard code == Z_OK, stream.avail_in == 0 else { throw ZlibError(operation: "deflate", code: code) }
         output.removeSubrange(produced...)
         return Chunk(crc32: CRC32.checksum(bytes), length: bytes.count, deflated: output)
-    }
-
-    /// CRC-32 of two pieces joined, from theirs.
-    static func combine(_ first: UInt32, _ second: UInt32, secondLength: Int) -> UInt32 {
-        UInt32(crc32_combine(uLong(first), uLong(second), off_t(secondLength)))
     }
 }

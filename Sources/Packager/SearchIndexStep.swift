@@ -11,15 +11,17 @@ import ZlibStream
 
 /// The build's search step: the learner-visible text of every leaf block that the manifest
 /// lists (html text, problem questions, video transcripts), with its display name and outline
-/// path, into one deterministic `search/<hash>.zip` beside the block archives. The archive's
-/// name is its content's hash, so it is written again only when some block's text, name or
-/// place changed. A rebuild takes the text of unchanged blocks from `SearchTexts` and the
-/// deflated pieces of unchanged stretches of the index from `DeflatedChunks`: an edit to one
-/// page extracts one page's text and deflates two pieces of the index (the one holding it and
-/// the next, whose dictionary it is).
+/// path, into one deterministic `search/<hash>.zip` beside the block archives: a small
+/// `index.js` naming the part files that hold the documents (`SearchIndex`). Parts end at
+/// document boundaries that follow the documents, not their offsets, so an edit to one page
+/// changes one part (two when it moves a boundary), and a client downloads that part and
+/// `index.js`, not the whole index. The archive's name is the hash of `index.js`, which names
+/// every part by its hash. A rebuild takes the text of unchanged blocks from `SearchTexts` and
+/// the deflated bytes of unchanged parts from `DeflatedChunks`.
 struct SearchIndexStep: Sendable {
     let contentHash: String
-    let entry: PreparedEntry
+    /// `index.js` and the parts, in order, as the archive and the course files hold them.
+    let files: [SharedContent.File]
     /// What the next build may reuse, and whether it differs from what this one started with.
     let texts: SearchTexts
     let chunks: DeflatedChunks
@@ -33,17 +35,18 @@ struct SearchIndexStep: Sendable {
     static let textVersion = 1
     static var fingerprint: String { "search-\(SearchIndex.formatVersion)-\(textVersion)" }
 
-    /// A piece of the index ends after a document whose usage id hashes to a multiple of
-    /// `boundaryEvery` once the piece holds `minimumChunk` bytes (at the latest at
-    /// `maximumChunk`): boundaries follow the documents, not their offsets, so a page that
-    /// grows or a block added moves no boundary but its neighbours'.
+    /// A part ends after a document whose usage id hashes to a multiple of `boundaryEvery`
+    /// once the part holds `minimumChunk` bytes (at the latest at `maximumChunk`): boundaries
+    /// follow the documents, not their offsets, so a page that grows or a block added moves no
+    /// boundary but its neighbours'.
     static let minimumChunk = 64 << 10
     static let maximumChunk = 2 << 20
     static let boundaryEvery: UInt64 = 8
 
     /// `cachedTexts` and `cachedChunks`: what the previous build of this output left in the
-    /// state folder (the chunks loaded for the level the archive is written at). A block whose `content_hash` is unchanged shows the same page, so its text
-    /// is taken from there; its name and path are always taken anew.
+    /// state folder (the parts deflated at the level the archive is written at). A block whose
+    /// `content_hash` is unchanged shows the same page, so its text is taken from there; its
+    /// name and path are always taken anew.
     init(
         course: Course, export: ExportDirectory, renderer: BlockRenderer, entries: [BlockEntry],
         cachedTexts: SearchTexts, cachedChunks: DeflatedChunks, workers: Int
@@ -58,24 +61,22 @@ struct SearchIndexStep: Sendable {
         }
         let (texts, extracted) = Self.texts(of: zip(listed, documents), language: course.language)
 
-        let pieces = Self.pieces(courseID: course.id, language: course.language, documents: documents.compactMap { $0?.0 })
+        let parts = Self.parts(of: documents.compactMap { $0?.0 })
         let known = cachedChunks.chunks
-        // The whole file's hash (one pass, in order) on one thread, the pieces' on the others.
-        let wholeHash = { @Sendable in
-            var hasher = SHA256()
-            for piece in pieces { hasher.update(data: piece) }
-            return SHA256Hex.hex(hasher.finalize())
-        }
-        let whole = workers > 1 ? Background(wholeHash) : Background(finished: wholeHash())
-        let keys = Array(pieces.indices).parallelMap(workers: max(1, workers - 1)) { index in
-            DeflatedChunks.key(of: pieces[index], dictionary: DeflatedChunks.dictionary(after: index > 0 ? pieces[index - 1] : nil))
-        }
-        let deflated = try Self.deflate(pieces, keys: keys, known: known, level: cachedChunks.level, workers: workers)
+        let keys = parts.parallelMap(workers: workers) { DeflatedChunks.key(of: $0, dictionary: []) }
+        let hashes = parts.parallelMap(workers: workers) { SHA256Hex.of($0) }
+        let deflated = try Self.deflate(parts, keys: keys, known: known, level: cachedChunks.level, workers: workers)
         var used = DeflatedChunks(level: cachedChunks.level)
         for (key, chunk) in zip(keys, deflated) { used.chunks[key] = chunk }
 
-        contentHash = whole.value
-        entry = Self.entry(of: pieces, deflated: deflated)
+        let names = hashes.map { SearchIndex.partName(sha256: $0) }
+        let root = SearchIndex.root(courseID: course.id, language: course.language, textVersion: Self.textVersion, parts: names)
+        contentHash = SHA256Hex.of(root)
+        var files = [SharedContent.File(name: SearchIndex.fileName, sha256: contentHash, content: .bytes(root))]
+        for (index, chunk) in deflated.enumerated() {
+            files.append(SharedContent.File(name: names[index], sha256: hashes[index], content: .prepared(Self.entry(of: parts[index], deflated: chunk))))
+        }
+        self.files = files
         self.texts = texts
         chunks = used
         changedTexts = texts.changedShards(since: cachedTexts, extracted: extracted)
@@ -131,21 +132,24 @@ struct SearchIndexStep: Sendable {
         return (texts, extracted)
     }
 
-    /// `index.js` cut into pieces at document boundaries (`minimumChunk`).
-    static func pieces(courseID: String, language: String, documents: [EncodedSearchDocument]) -> [[UInt8]] {
-        var pieces: [[UInt8]] = []
-        var current = SearchIndex.opening(courseID: courseID)
-        for (number, document) in documents.enumerated() {
-            if number > 0 { current.append(UInt8(ascii: ",")) }
+    /// The part files: the documents cut at document boundaries (`minimumChunk`), each run
+    /// between `SearchIndex.partOpening` and `partClosing`.
+    static func parts(of documents: [EncodedSearchDocument]) -> [[UInt8]] {
+        var parts: [[UInt8]] = []
+        var current = SearchIndex.partOpening
+        var count = 0
+        for document in documents {
+            if count > 0 { current.append(UInt8(ascii: ",")) }
             document.append(to: &current)
+            count += 1
             if current.count >= maximumChunk || (current.count >= minimumChunk && hash(document.usageID) % boundaryEvery == 0) {
-                pieces.append(current)
-                current = []
+                parts.append(current + SearchIndex.partClosing)
+                current = SearchIndex.partOpening
+                count = 0
             }
         }
-        current += SearchIndex.closing(language: language, textVersion: textVersion)
-        pieces.append(current)
-        return pieces
+        if count > 0 || parts.isEmpty { parts.append(current + SearchIndex.partClosing) }
+        return parts
     }
 
     /// 64-bit FNV-1a: stable across runs and platforms, unlike `Hasher`.
@@ -159,37 +163,24 @@ struct SearchIndexStep: Sendable {
         let results = Array(pieces.indices).parallelMap(workers: workers) { index -> Result<DeflatedChunks.Chunk, ZlibError> in
             let piece = pieces[index]
             if let chunk = known[keys[index]], chunk.length == piece.count { return .success(chunk) }
-            let dictionary = DeflatedChunks.dictionary(after: index > 0 ? pieces[index - 1] : nil)
-            return Result { () throws(ZlibError) in try DeflatedChunks.deflate(piece, dictionary: dictionary, level: level) }
+            return Result { () throws(ZlibError) in try DeflatedChunks.deflate(piece, dictionary: [], level: level) }
         }
         return try results.map { result throws(ZlibError) in try result.get() }
     }
 
-    /// The archive's one entry: the pieces' deflated bytes joined, or the bytes themselves
-    /// when deflating does not make them smaller (as `ZipWriter.prepare` decides).
-    private static func entry(of pieces: [[UInt8]], deflated: [DeflatedChunks.Chunk]) -> PreparedEntry {
-        var crc: UInt32 = 0
-        var length = 0
-        for chunk in deflated {
-            crc = length == 0 ? chunk.crc32 : DeflatedChunks.combine(crc, chunk.crc32, secondLength: chunk.length)
-            length += chunk.length
+    /// A part's entry: its deflated bytes ended by an empty final block, or the bytes
+    /// themselves when deflating does not make them smaller (as `ZipWriter.prepare` decides).
+    private static func entry(of part: [UInt8], deflated chunk: DeflatedChunks.Chunk) -> PreparedEntry {
+        guard chunk.deflated.count + DeflatedChunks.finalBlock.count < chunk.length else {
+            return PreparedEntry(method: .stored, crc32: chunk.crc32, uncompressedSize: UInt64(chunk.length), payload: part)
         }
-        let compressedLength = deflated.reduce(DeflatedChunks.finalBlock.count) { $0 + $1.deflated.count }
-        guard compressedLength < length else {
-            return PreparedEntry(method: .stored, crc32: crc, uncompressedSize: UInt64(length), payload: pieces.flatMap { $0 })
-        }
-        var payload: [UInt8] = []
-        payload.reserveCapacity(compressedLength)
-        for chunk in deflated { payload += chunk.deflated }
-        payload += DeflatedChunks.finalBlock
-        return PreparedEntry(method: .deflated, crc32: crc, uncompressedSize: UInt64(length), payload: payload)
+        return PreparedEntry(
+            method: .deflated, crc32: chunk.crc32, uncompressedSize: UInt64(chunk.length), payload: chunk.deflated + DeflatedChunks.finalBlock)
     }
 
-    /// What the device keeps once: `index.js` alone (its content hash is its SHA-256, and its
-    /// published file reuses the deflated pieces as they are).
+    /// What the device keeps once: `index.js` (its content hash is its SHA-256) and the parts,
+    /// whose published files reuse the deflated parts as they are.
     var shared: SharedContent {
-        SharedContent(
-            kind: .search, contentHash: contentHash,
-            files: [SharedContent.File(name: SearchIndex.fileName, sha256: contentHash, content: .prepared(entry))])
+        SharedContent(kind: .search, contentHash: contentHash, files: files)
     }
 }

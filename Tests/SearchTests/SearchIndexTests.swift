@@ -23,8 +23,7 @@ func publishedIndex(in out: String) throws -> (SearchArchive, SearchIndex) {
     let archive = try #require(manifest.search, "the manifest lists no search index")
     let unpacked = TestSupport.temporaryFolder("search-index")
     try ZipReader(path: out + "/" + archive.archive).extract(into: unpacked + "/x")
-    let bytes = TestSupport.read(unpacked + "/x/" + SearchIndex.fileName)
-    return (archive, try SearchIndex.decode(bytes, path: archive.archive))
+    return (archive, try SearchIndex.read(folder: unpacked + "/x"))
 }
 
 /// A device folder holding the published course, synced.
@@ -123,6 +122,27 @@ func courseWithPlantedAnswers() throws -> String {
         #expect(renamedIndex.documents.first { $0.usageID.hasSuffix("welcome_page") }?.pathTerms.hasPrefix("premiere etape") == true)
         let (fresh, _) = try publishedIndex(in: try build(course))
         #expect(fresh == renamed)
+    }
+
+    /// The documents are in parts named after their hashes: an edit to one page of the demo
+    /// course gives one new part and a new index.js; every other part keeps its name and bytes,
+    /// so a client that has them downloads only those two files.
+    @Test func aOnePageEditOfTheDemoChangesOnePartOfTheIndex() throws {
+        let course = TestSupport.temporaryFolder("search-demo-edit") + "/course"
+        try TestSupport.copy(TestSupport.demoCourse, to: course)
+        let out = try build(course)
+        let (before, indexBefore) = try publishedIndex(in: out)
+        let page = course + "/html/c912821348e0498eab881430f3399e06.html"
+        try TestSupport.writeBytes(TestSupport.read(page) + Array("<p>Zanzibarian lighthouse keepers.</p>".utf8), to: page)
+        _ = try build(course, into: out)
+        let (after, indexAfter) = try publishedIndex(in: out)
+        let (listedBefore, listedAfter) = (try #require(before.files), try #require(after.files))
+        #expect(listedBefore.count > 3 && listedBefore.count == listedAfter.count)
+        let newFiles = Set(listedAfter.map { "\($0.key)=\($0.value)" }).subtracting(listedBefore.map { "\($0.key)=\($0.value)" })
+        #expect(newFiles.count == 2, "index.js and one part: \(newFiles.sorted())")
+        #expect(newFiles.contains { $0.hasPrefix("index.js=") })
+        #expect(indexAfter.documents.count == indexBefore.documents.count)
+        #expect(indexAfter.documents.contains { $0.bodyTerms.contains("zanzibarian lighthouse") })
     }
 
     @Test func plantedAnswersAreNeverIndexedAndTheQuestionsAre() async throws {
@@ -244,7 +264,7 @@ func courseWithPlantedAnswers() throws -> String {
         let manifest = try #require(try ManifestFile.read(published + "/manifest.json"))
         let folder = String(try #require(manifest.search).archive.dropLast(4))
         let outline = String(decoding: TestSupport.read(target.root + "/CoursepackX+CP101+2026/index.html"), as: UTF8.self)
-        #expect(outline.contains("<script src=\"\(folder)/index.js\"></script>"))
+        #expect(outline.contains("<script src=\"\(folder)/index.js\" id=\"coursepack-search-index\"></script>"))
         #expect(outline.contains("id=\"coursepack-search-query\""))
     }
 }

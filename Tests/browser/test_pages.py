@@ -294,11 +294,19 @@ def test_every_check_fails_on_a_page_made_to_break_it(browser, tmp_path):
 def search_index_of(course):
     """The installed search index's documents, read as the outline page reads them."""
     manifest = json.load(open(os.path.join(course, "manifest.json"), encoding="utf-8"))
-    path = os.path.join(course, manifest["search"]["archive"][:-len(".zip")], "index.js")
-    text = open(path, encoding="utf-8").read()
+    folder = os.path.join(course, manifest["search"]["archive"][:-len(".zip")])
+    text = open(os.path.join(folder, "index.js"), encoding="utf-8").read()
     prefix = "window.coursepackSearchIndex = "
     assert text.startswith(prefix) and text.endswith(";\n")
-    return json.loads(text[len(prefix):-2])["documents"]
+    index = json.loads(text[len(prefix):-2])
+    documents = index["documents"]
+    # Format 2: the documents are in part files named by index.js, each pushing one object.
+    part_prefix = "(window.coursepackSearchParts = window.coursepackSearchParts || []).push("
+    for name in index.get("parts", []):
+        part = open(os.path.join(folder, name), encoding="utf-8").read()
+        assert part.startswith(part_prefix) and part.endswith(");\n")
+        documents += json.loads(part[len(part_prefix):-3])["documents"]
+    return documents
 
 
 def search_in_outline(driver, query):
@@ -319,6 +327,7 @@ def test_outline_search_finds_pages_offline_and_opens_them(browser, demo_target)
     browser.get("file://" + os.path.join(demo_target, "index.html"))
     # The page's tokenizer splits every document's text into the terms the build published.
     documents = search_index_of(demo_target)
+    assert len(documents) > 100
     terms = browser.execute_script(
         "return arguments[0].map(function (t) { return window.coursepackSearchTerms(t).join(' '); });", [d["text"] for d in documents])
     assert terms == [d["body_terms"] for d in documents]
@@ -332,6 +341,12 @@ def test_outline_search_finds_pages_offline_and_opens_them(browser, demo_target)
         results = search_in_outline(browser, query)
         assert results, query
         assert results[0][1] and results[0][1].endswith(block + "/index.html"), (query, results[:3])
+    # The index is in several part files; the page loaded every one (a word of the last
+    # document finds it).
+    manifest = json.load(open(os.path.join(demo_target, "manifest.json"), encoding="utf-8"))
+    assert len(manifest["search"]["files"]) > 2
+    last = documents[-1]
+    assert any(href and href.endswith(last["page"]) for _, href in search_in_outline(browser, '"' + last["title"] + '"')), last["title"]
     # Only common words: said so, no results.
     assert search_in_outline(browser, "the of") == []
     assert "common words" in browser.find_element(By.ID, "coursepack-search-status").text
