@@ -4,7 +4,7 @@ import CourseExport
 public struct RenderedBlock: Sendable {
     /// `index.html`.
     public var page: [UInt8]
-    /// Other generated files at the archive root (the stylesheet).
+    /// Other generated files at the archive root (the stylesheet, a problem's script).
     public var files: [String: [UInt8]]
     /// What the page still needs the network for.
     public var requiresNetwork: [String]
@@ -23,7 +23,7 @@ public enum RenderResult: Sendable {
 /// Renders each leaf block to a standalone HTML page with the page templates.
 public struct BlockRenderer: Sendable {
     /// Bumped whenever rendering changes what a page contains, so every block counts as changed.
-    public static let version = "3"
+    public static let version = "4"
 
     static let onlineOnlyReasons: [String: String] = [
         "discussion": "discussions need the network",
@@ -65,6 +65,7 @@ public struct BlockRenderer: Sendable {
             switch ProblemRenderer(block: block).render() {
             case .html(let html):
                 var rendered = page(for: block, in: course, content: Array(html.utf8), unitHead: unitHead, contentFile: block.file)
+                rendered.files[ProblemRenderer.scriptFileName] = ProblemRenderer.scriptFile
                 // The form's own script needs nothing; the unit's scripts may need jQuery.
                 rendered.runtime = RuntimeLibrary.needed(by: unitHead, scripted: true).union(RuntimeLibrary.needed(by: Array(html.utf8), scripted: false))
                 return .rendered(rendered)

@@ -4,7 +4,6 @@ extension ProblemRenderer {
     /// iOS or Android app, `coursepack serve`, or else the page's own outbox); hosts call
     /// `window.coursepack.showResult` with the LMS's grade once the answer has been sent.
     static let formScript = """
-        <script>
         (function () {
           var form = document.querySelector("form.coursepack-problem");
           var key = form.getAttribute("data-storage-key");
@@ -84,6 +83,5 @@ extension ProblemRenderer {
             status.setAttribute("data-result", data.success || "");
           };
         })();
-        </script>
         """
 }

@@ -61,10 +61,14 @@ struct ProblemRenderer {
             <p class="coursepack-answer-status" role="status" aria-live="polite"></p>
             <p class="coursepack-online-only" role="note">Answers are kept on this device and sent to the course when you are online.</p>
             </form>
-            \(Self.formScript)
-            \(Self.stateScript)
+            <script src="\(Self.scriptFileName)"></script>
             """)
     }
+
+    /// The form's and the state's scripts, in one file beside every problem's page: the same
+    /// bytes in every problem, so a publish stores and a device downloads them once.
+    static let scriptFileName = "coursepack-problem.js"
+    static let scriptFile = Array((formScript + "\n" + stateScript + "\n").utf8)
 
     /// CAPA writes `[mathjax]…[/mathjax]` and `[mathjaxinline]…[/mathjaxinline]` for display and
     /// inline math; the page's math renderer reads the standard TeX delimiters.

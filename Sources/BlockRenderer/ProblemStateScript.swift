@@ -11,7 +11,6 @@ extension ProblemRenderer {
     /// document and cleaned again before it joins the page, and its form controls are disabled
     /// and unnamed, so they never join the learner's answer.
     static let stateScript = #"""
-        <script>
         (function () {
           var form = document.querySelector("form.coursepack-problem");
           if (!form) return;
@@ -143,6 +142,5 @@ extension ProblemRenderer {
           };
           (document.head || document.documentElement).appendChild(file);
         })();
-        </script>
         """#
 }
