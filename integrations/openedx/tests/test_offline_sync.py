@@ -2,6 +2,7 @@
 plugin framework), the LMS's real authentication classes (edx-drf-extensions, DRF), the real
 models; only the functions of coursepack_openedx.lms_boundary are replaced, by FakeLms."""
 
+import hashlib
 import inspect
 import json
 import time
@@ -460,3 +461,38 @@ def test_published_block_versions_are_recorded_from_the_manifest(db, tmp_path):
     manifest.write_text("[]")
     with pytest.raises(ValueError):
         record_published_blocks(COURSE, str(manifest))
+
+
+def write_split_publish(folder, blocks_per_part):
+    """A publish in the split form: manifest/<sha256>.json parts and manifest-index.json naming
+    them (no manifest.json, as for a course too large for it). Returns the parts' paths."""
+    (folder / "manifest").mkdir(parents=True)
+    references, paths = [], []
+    for blocks in blocks_per_part:
+        data = json.dumps({"blocks": blocks, "files": {}, "outline": []}).encode()
+        sha256 = hashlib.sha256(data).hexdigest()
+        (folder / "manifest" / (sha256 + ".json")).write_bytes(data)
+        references.append({"sha256": sha256, "size": len(data), "blocks": len(blocks), "containers": 0})
+        paths.append(folder / "manifest" / (sha256 + ".json"))
+    (folder / "manifest-index.json").write_text(json.dumps({
+        "schema_version": 3, "course_id": COURSE, "published_at": "2026-11-25T10:00:00Z", "generator": "test", "parts": references}))
+    return paths
+
+
+def test_block_versions_are_recorded_from_a_split_manifest_each_part_checked(db, tmp_path):
+    paths = write_split_publish(tmp_path, [
+        [{"usage_id": P1, "type": "problem", "content_hash": "abc"}],
+        [{"usage_id": P2, "type": "problem", "content_hash": "def"}, {"usage_id": HTML, "type": "html", "offline": False}],
+    ])
+    assert record_published_blocks(COURSE, str(tmp_path / "manifest.json")) == 2
+    assert sorted(PublishedBlock.objects.values_list("usage_id", "content_hash")) == sorted([(P1, "abc"), (P2, "def")])
+    # A part that is not what the index names is refused, and the recorded versions stay.
+    paths[1].write_bytes(paths[1].read_bytes().replace(b"def", b"xyz"))
+    with pytest.raises(ValueError, match="does not match its hash"):
+        record_published_blocks(COURSE, str(tmp_path / "manifest.json"))
+    assert PublishedBlock.objects.filter(course_id=COURSE).count() == 2
+    index = json.loads((tmp_path / "manifest-index.json").read_text())
+    index["parts"][0]["sha256"] = "../../etc/passwd"
+    (tmp_path / "manifest-index.json").write_text(json.dumps(index))
+    with pytest.raises(ValueError, match="not a sha256"):
+        record_published_blocks(COURSE, str(tmp_path / "manifest.json"))
