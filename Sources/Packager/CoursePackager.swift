@@ -196,7 +196,7 @@ public struct CoursePackager: Sendable {
     ) -> (BuildReport?, IncrementalBuild.Inputs?) {
         guard let lock = try? lockOutput() else { return (nil, stampCourse()) }
         return withExtendedLifetime(lock) {
-            let (recorded, inputs) = incremental.unchangedSummary(as: RecordedBuild.self, inputs: stampCourse)
+            let (recorded, inputs) = incremental.unchangedSummary(as: RecordedBuild.self, workers: options.jobs, inputs: stampCourse)
             guard let recorded else { return (nil, inputs) }
             var report = recorded.report(publishedAt: options.publishedAt.text, outputFolder: options.outputFolder)
             report.durations.totalSeconds = Date().timeIntervalSince(started)
