@@ -293,7 +293,7 @@ public struct CoursePackager: Sendable {
         let packager = BlockPackager(
             course: course, export: export, renderer: renderer, assets: assets,
             options: options, previous: previous, pages: pages, runtime: runtime,
-            inputs: BlockInputs(settings: settings, course: course, plan: pages, export: export, since: options.now()), memos: memos)
+            inputs: BlockInputs(settings: settings, course: course, plan: pages, assets: assets, workers: options.jobs), memos: memos)
         for folder in Set(leaves.map { ArchiveNaming.component($0.type) }).sorted() {
             try? FileManager.default.createDirectory(atPath: options.outputFolder + "/" + folder, withIntermediateDirectories: true)
         }
