@@ -309,7 +309,9 @@ public struct CoursePackager: Sendable {
             case .built(let entry, _, let warnings), .reused(let entry, let warnings):
                 guard let contentHash = entry.contentHash else { continue }
                 memos.memos[entry.usageID] = .init(inputs: inputs, contentHash: contentHash, note: BlockNote(warnings: warnings))
-            case .onlineOnly, .failed:
+            case .onlineOnly(let entry):
+                memos.memos[entry.usageID] = .init(inputs: inputs, contentHash: BlockPackager.onlineOnlyMemo, note: BlockNote(warnings: []))
+            case .failed:
                 continue
             }
         }

@@ -276,6 +276,25 @@ func id(_ name: String) -> String { "block-v1:O+N+r+type@html+block@\(name)" }
         #expect(try archiveBytes(out) == archiveBytes(fresh))
     }
 
+    /// An online-only block (a discussion) has no archive but is remembered like the others:
+    /// an edit elsewhere does not render it again, and its manifest entry stays as it was.
+    @Test func anOnlineOnlyBlockIsNotRenderedAgainForAnEditElsewhere() throws {
+        let course = try settledCourse()
+        try TestSupport.write([
+            "vertical/v.xml": #"<vertical><html url_name="a"/><html url_name="b"/><html url_name="c"/><html url_name="d"/><discussion url_name="talk" display_name="Talk" discussion_id="t"/></vertical>"#,
+        ], under: course)
+        let (out, first) = try build(course, now: TestSupport.clockAhead)
+        #expect(first.counts.rendered == 5 && first.counts.offlineFalse == 1)
+        try TestSupport.write(["html/b.html": "<p>Block b, edited</p>"], under: course)
+        let (_, edited) = try build(course, into: out, publishedAt: "2026-12-01T00:00:00Z", now: TestSupport.clockAhead)
+        #expect(edited.counts.rendered == 1 && edited.counts.offlineFalse == 1 && edited.counts.blocks == 5)
+        let fresh = TestSupport.temporaryFolder("out")
+        _ = try build(course, into: fresh, publishedAt: "2026-12-01T00:00:00Z", now: TestSupport.clockAhead)
+        let online = { (folder: String) in try manifest(in: folder).blocks.filter { $0.offline == false } }
+        #expect(try online(out).count == 1)
+        #expect(try online(out) == online(fresh), "the same entry as a build from scratch")
+    }
+
     @Test func aChangedOutputOrOptionMeansAFullBuild() throws {
         let course = try settledCourse()
         let (out, _) = try build(course, now: TestSupport.clockAhead)
