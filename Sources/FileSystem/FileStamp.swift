@@ -13,6 +13,10 @@ public struct FileStamp: Sendable, Equatable {
     public var modified: Int64
     public var changed: Int64
 
+    public init(size: UInt64, inode: UInt64, modified: Int64, changed: Int64) {
+        (self.size, self.inode, self.modified, self.changed) = (size, inode, modified, changed)
+    }
+
     /// The stamp of what `path` names (links followed), or nil when it is not there.
     public static func of(_ path: String) -> FileStamp? {
         var info = stat()

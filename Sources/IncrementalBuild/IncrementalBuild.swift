@@ -14,25 +14,36 @@ public struct IncrementalBuild: Sendable {
     public let stateFolder: String
     /// Now on the file-time clock, in nanoseconds (`FileStamp.now`); tests set it ahead.
     public let now: @Sendable () -> Int64
+    /// The course file system's timestamp granularity in nanoseconds (`TreeStamp.of`).
+    public let timestampResolution: Int64
 
-    public init(outputFolder: String, stateFolder: String, now: @escaping @Sendable () -> Int64 = FileStamp.now) {
+    public init(
+        outputFolder: String, stateFolder: String, now: @escaping @Sendable () -> Int64 = FileStamp.now,
+        timestampResolution: Int64 = 1
+    ) {
         self.outputFolder = outputFolder
         self.stateFolder = stateFolder
         self.now = now
+        self.timestampResolution = timestampResolution
     }
 
     /// The course as of `since` and everything else its output depends on (`settings`: the
     /// program, templates, options…), folded into one key; `settled` is false when a file
-    /// changed so shortly before that a second change could leave its stamp as it is.
+    /// changed so shortly before that a second change could leave its stamp as it is. Those
+    /// files are `fresh`: a record made from these inputs trusts them by content hash only.
     public struct Inputs: Sendable, Equatable {
         public let key: String
         public let settled: Bool
+        public let coursePath: String
+        public let since: Int64
+        public let newest: Int64
+        public let fresh: [TreeStamp.Entry]
     }
 
     /// Nil when the course cannot be walked; the build then reports why.
     public func stampInputs(coursePath: String, settings: [String], since: Int64 = FileStamp.now()) -> Inputs? {
         let skipped = [outputFolder, stateFolder].compactMap(TreeStamp.identity(of:))
-        guard let course = TreeStamp.of(coursePath, skipping: skipped, since: since) else { return nil }
+        guard let course = TreeStamp.of(coursePath, skipping: skipped, since: since, resolution: timestampResolution) else { return nil }
         var hasher = SHA256()
         let program = FileStamp.of("/proc/self/exe").map { "\($0.size)/\($0.modified)" } ?? "unknown"
         let canonicalCourse = realpath(coursePath, nil).map { pointer in
@@ -42,14 +53,16 @@ public struct IncrementalBuild: Sendable {
         for part in ["coursepack-state-v\(BuildRecord<Int>.format)", program] + settings + [canonicalCourse, course.digest] {
             hasher.update(data: Array((part + "\n").utf8))
         }
-        return Inputs(key: SHA256Hex.hex(hasher.finalize()), settled: course.settled)
+        return Inputs(
+            key: SHA256Hex.hex(hasher.finalize()), settled: course.settled, coursePath: coursePath, since: since,
+            newest: course.newest, fresh: course.fresh)
     }
 
     /// The manifest and everything in the archive folders; a report written beside the
     /// manifest is not the publish. Files an older coursepack left at the top (`.coursepack…`)
     /// count, so a build that would find them does not stop before removing them.
     public func stampOutputs(workers: Int = 1) -> String? {
-        TreeStamp.of(outputFolder, workers: workers) { name, depth, isFolder in
+        TreeStamp.of(outputFolder, workers: workers, listsFresh: false) { name, depth, isFolder in
             depth > 1 || isFolder || name == Array("manifest.json".utf8) || name.starts(with: Array(".coursepack".utf8))
         }?.digest
     }
@@ -59,24 +72,60 @@ public struct IncrementalBuild: Sendable {
         access(stateFolder + "/" + BuildRecord<Int>.fileName, F_OK) == 0
     }
 
-    /// What the last clean build reported, when `inputs` match its record and the output is
-    /// exactly as it left it; the output is stamped on another thread meanwhile.
+    /// What the last clean build reported, when `inputs` match its record, every file it
+    /// recorded by hash still has that content, and the output is exactly as it left it; the
+    /// output is stamped on another thread meanwhile. A record whose hashed files have since
+    /// settled is saved again without them, so only the first no-op after an export reads them.
     public func unchangedSummary<Summary: Codable & Sendable & Equatable>(
-        as type: Summary.Type, inputs stampInputs: () -> Inputs?
+        as type: Summary.Type, workers: Int = 1, inputs stampInputs: () -> Inputs?
     ) -> (Summary?, Inputs?) {
         let outputs = Background { stampOutputs() }
         let inputs = stampInputs()
         let outputsNow = outputs.value
-        guard let record = BuildRecord<Summary>.load(from: stateFolder), let inputs, record.inputs == inputs.key,
-            outputsNow == record.outputs
+        guard var record = BuildRecord<Summary>.load(from: stateFolder), let inputs, record.inputs == inputs.key,
+            outputsNow == record.outputs, Self.contentsMatch(record.hashedFiles, under: inputs.coursePath, workers: workers)
         else { return (nil, inputs) }
+        if !record.hashedFiles.isEmpty {
+            let stillFresh = Set(inputs.fresh.map(\.path))
+            let kept = record.hashedFiles.filter { stillFresh.contains($0.path) }
+            if kept.count < record.hashedFiles.count {
+                record.hashedFiles = kept
+                record.save(to: stateFolder)
+            }
+        }
         return (record.summary, inputs)
+    }
+
+    static func contentsMatch<Summary>(_ files: [BuildRecord<Summary>.HashedFile], under root: String, workers: Int) -> Bool {
+        let matches = files.parallelMap(workers: files.count >= 64 ? workers : 1) { file in
+            (try? SHA256Hex.ofFile(root + "/" + file.path)) == file.sha256
+        }
+        return !matches.contains(false)
+    }
+
+    /// The SHA-256 of each fresh file, read after the build; nil when one cannot be read or its
+    /// stamp is no longer the one the walk saw (it changed while the build ran).
+    func hashFresh<Summary>(_ inputs: Inputs, workers: Int) -> [BuildRecord<Summary>.HashedFile]? {
+        let hashed = inputs.fresh.parallelMap(workers: inputs.fresh.count >= 64 ? workers : 1) { entry -> BuildRecord<Summary>.HashedFile? in
+            let path = inputs.coursePath + "/" + entry.path
+            guard let sha256 = try? SHA256Hex.ofFile(path), TreeStamp.stamp(of: path, resolution: timestampResolution) == entry.stamp
+            else { return nil }
+            return BuildRecord<Summary>.HashedFile(path: entry.path, sha256: sha256)
+        }
+        var files: [BuildRecord<Summary>.HashedFile] = []
+        files.reserveCapacity(hashed.count)
+        for file in hashed {
+            guard let file else { return nil }
+            files.append(file)
+        }
+        return files
     }
 
     /// Called before the output changes: until the build records again, nothing may be skipped.
     /// Block memos go too (load them first): a build killed before it saves new ones leaves none.
     public func forget() {
         unlink(stateFolder + "/" + BuildRecord<Int>.fileName)
+        unlink(stateFolder + "/" + BuildRecord<Int>.previousFileName)
         unlink(stateFolder + "/" + BlockMemos<Int>.fileName)
         // The JSON memos an earlier coursepack kept, which nothing reads any more.
         unlink(stateFolder + "/blocks.json")
@@ -99,10 +148,20 @@ public struct IncrementalBuild: Sendable {
         return stamp.digest
     }
 
-    /// Records a finished build whose inputs had settled, with the output as it is now.
+    /// Records a finished build with the output as it is now. A course file changed after the
+    /// build began (`since`) means no record; one changed shortly before is recorded with the
+    /// hash of its content, which the build read after that change.
     public func record<Summary: Codable & Sendable & Equatable>(_ summary: Summary, inputs: Inputs, workers: Int) {
-        guard inputs.settled, let outputs = stampOutputs(workers: workers) else { return }
-        BuildRecord(inputs: inputs.key, outputs: outputs, summary: summary).save(to: stateFolder)
+        guard inputs.newest < inputs.since else { return }
+        let hashed: [BuildRecord<Summary>.HashedFile]
+        if inputs.settled {
+            hashed = []
+        } else {
+            guard let files: [BuildRecord<Summary>.HashedFile] = hashFresh(inputs, workers: workers) else { return }
+            hashed = files
+        }
+        guard let outputs = stampOutputs(workers: workers) else { return }
+        BuildRecord(inputs: inputs.key, outputs: outputs, summary: summary, hashedFiles: hashed).save(to: stateFolder)
     }
 
     public func loadFileHashes() -> FileHashCache {

@@ -11,6 +11,18 @@ public struct TreeStamp: Sendable, Equatable {
     /// False when some entry changed so shortly before the walk began that a second change
     /// within the file system's timestamp resolution would leave its stamp as it is.
     public let settled: Bool
+    /// The latest mtime or ctime of any file seen (Int64.min for none).
+    public let newest: Int64
+    /// Files whose stamp is too fresh to tell an edit in the same timestamp tick from the
+    /// write it shows (changed within `settleMargin` plus the resolution of `since`): a record
+    /// trusts them only with their content hash. Paths are relative to the root.
+    public let fresh: [Entry]
+
+    /// A file's `stat` stamp as the walk saw it (a link's: its target's).
+    public struct Entry: Sendable, Equatable {
+        public let path: String
+        public let stamp: FileStamp
+    }
 
     /// Entries changed this close to the walk are not trusted to be final (FAT and older
     /// file systems keep times in whole or even two seconds).
@@ -21,18 +33,33 @@ public struct TreeStamp: Sendable, Equatable {
     /// both as links and by what they point to. Nil when `root` cannot be read.
     /// `since` is when the caller started to read what is under `root` (default: now); changes
     /// after it make the stamp unsettled, so a walk may run while the files are being read.
+    /// `resolution`: the file system's timestamp granularity in nanoseconds; times are cut to
+    /// it (FAT keeps two seconds; tests model such a file system with it).
     public static func of(
         _ root: String, skipping skippedFolders: [(device: UInt64, inode: UInt64)] = [], since: Int64 = FileStamp.now(),
-        workers: Int = 1, include: (_ name: [UInt8], _ depth: Int, _ isFolder: Bool) -> Bool = { _, _, _ in true }
+        workers: Int = 1, resolution: Int64 = 1, listsFresh: Bool = true,
+        include: (_ name: [UInt8], _ depth: Int, _ isFolder: Bool) -> Bool = { _, _, _ in true }
     ) -> TreeStamp? {
-        var walk = Walk(startedAt: since, skipped: skippedFolders, workers: workers)
+        var walk = Walk(startedAt: since, skipped: skippedFolders, workers: workers, resolution: max(1, resolution))
+        walk.listsFresh = listsFresh
         var info = stat()
         guard lstat(root, &info) == 0 else { return nil }
         walk.add([], info, path: root)
         if (info.st_mode & S_IFMT) == S_IFDIR {
             guard walk.enter(root, relative: [], depth: 1, include: include) else { return nil }
         }
-        return TreeStamp(digest: SHA256Hex.hex(walk.hasher.finalize()), settled: walk.newest < walk.startedAt - settleMargin)
+        return TreeStamp(
+            digest: SHA256Hex.hex(walk.hasher.finalize()), settled: walk.newest < walk.freshSince, newest: walk.newest,
+            fresh: walk.fresh)
+    }
+
+    /// The stamp of what `path` names (links followed), its times cut to `resolution` as a walk
+    /// cuts them.
+    public static func stamp(of path: String, resolution: Int64 = 1) -> FileStamp? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        let walk = Walk(startedAt: 0, skipped: [], workers: 1, resolution: max(1, resolution))
+        return FileStamp(size: UInt64(info.st_size), inode: UInt64(info.st_ino), modified: walk.time(info.st_mtim), changed: walk.time(info.st_ctim))
     }
 
     /// Device and inode of a folder, to leave it out of a walk (an output or state folder placed
@@ -47,16 +74,39 @@ public struct TreeStamp: Sendable, Equatable {
         let startedAt: Int64
         let skipped: [(device: UInt64, inode: UInt64)]
         let workers: Int
+        let resolution: Int64
         var hasher = SHA256()
         var newest = Int64.min
+        var fresh: [Entry] = []
+        var listsFresh = true
+
+        init(startedAt: Int64, skipped: [(device: UInt64, inode: UInt64)], workers: Int, resolution: Int64) {
+            (self.startedAt, self.skipped, self.workers, self.resolution) = (startedAt, skipped, workers, resolution)
+        }
+
+        /// A file stamped at or after this may have been written again within its tick.
+        var freshSince: Int64 { startedAt - settleMargin - resolution }
+
+        func time(_ spec: timespec) -> Int64 {
+            let nanoseconds = Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec)
+            return nanoseconds - ((nanoseconds % resolution) + resolution) % resolution
+        }
+
+        mutating func note(_ relative: [UInt8], _ info: stat, modified: Int64, changed: Int64) {
+            guard listsFresh, max(modified, changed) >= freshSince else { return }
+            let stamp = FileStamp(size: UInt64(info.st_size), inode: UInt64(info.st_ino), modified: modified, changed: changed)
+            fresh.append(Entry(path: String(decoding: relative, as: UTF8.self), stamp: stamp))
+        }
 
         mutating func add(_ relative: [UInt8], _ info: stat, path: String) {
-            let modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
-            let changed = Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec)
+            let modified = time(info.st_mtim)
+            let changed = time(info.st_ctim)
             let isFolder = (info.st_mode & S_IFMT) == S_IFDIR
+            let isLink = (info.st_mode & S_IFMT) == S_IFLNK
             // A folder's times change whenever an entry is added or removed, which the entries
             // themselves show; leaving them out keeps a build's own lock file from mattering.
             if !isFolder { newest = max(newest, modified, changed) }
+            if !isFolder && !isLink { note(relative, info, modified: modified, changed: changed) }
             var record = relative
             record.append(0)
             for value in [UInt64(info.st_mode), isFolder ? 0 : UInt64(info.st_size), UInt64(info.st_ino),
@@ -66,9 +116,10 @@ public struct TreeStamp: Sendable, Equatable {
             if (info.st_mode & S_IFMT) == S_IFLNK {
                 var target = stat()
                 if stat(path, &target) == 0 {
-                    let modified = Int64(target.st_mtim.tv_sec) * 1_000_000_000 + Int64(target.st_mtim.tv_nsec)
-                    let changed = Int64(target.st_ctim.tv_sec) * 1_000_000_000 + Int64(target.st_ctim.tv_nsec)
+                    let modified = time(target.st_mtim)
+                    let changed = time(target.st_ctim)
                     newest = max(newest, modified, changed)
+                    if (target.st_mode & S_IFMT) == S_IFREG { note(relative, target, modified: modified, changed: changed) }
                     for value in [UInt64(target.st_mode), UInt64(target.st_size), UInt64(target.st_ino),
                                   UInt64(bitPattern: modified), UInt64(bitPattern: changed)] {
                         withUnsafeBytes(of: value.littleEndian) { record.append(contentsOf: $0) }

@@ -1,20 +1,21 @@
 import BlockRenderer
 import CourseExport
 import IncrementalBuild
+import ParallelMap
 
 /// Everything a block's page is made from, as one digest per block: its own definition (the
 /// parsed element and its bytes, merged attributes, place in the course, groups), the file
 /// holding its HTML, the style-only head of its unit, and the course-wide context every page
 /// shares (settings and program, course identity and language, where every link to another
-/// block lands, and a stamp of the static files). Equal digests, equal pages: a block whose
+/// block lands, and the name and content hash of every static file). Equal digests, equal pages: a block whose
 /// digest is unchanged is not rendered again. A missed input would publish a stale page, so
 /// the property test compares incremental builds with fresh ones after random edits.
 struct BlockInputs: Sendable {
-    /// Nil when the static files cannot be stamped reliably: every block is rendered.
+    /// Nil when a static file cannot be read: every block is rendered.
     let context: String?
 
-    init(settings: [String], course: Course, plan: PagePlan, export: ExportDirectory, since: Int64) {
-        guard let statics = IncrementalBuild.stamp(ofFolder: export.path("static"), since: since) else {
+    init(settings: [String], course: Course, plan: PagePlan, assets: AssetStore, workers: Int) {
+        guard let statics = Self.digest(ofStaticFiles: course.staticFiles.paths, assets: assets, workers: workers) else {
             context = nil
             return
         }
@@ -29,6 +30,22 @@ struct BlockInputs: Sendable {
             }
         }
         context = digest.finish()
+    }
+
+    /// By content, not by stamp: a course exported just before its build has every static file
+    /// too fresh for its stamp to be trusted, and a stamp-only context then rendered every page
+    /// again on the next edit. The hashes come from the hash cache while a file's stamp is
+    /// unchanged, so a rebuild reads only what changed.
+    static func digest(ofStaticFiles paths: Set<String>, assets: AssetStore, workers: Int) -> String? {
+        let sorted = paths.sorted()
+        let hashes = sorted.parallelMap(workers: sorted.count >= 64 ? workers : 1) { try? assets.contentHash($0) }
+        var digest = InputDigest("coursepack-static-files-v1")
+        for (path, hash) in zip(sorted, hashes) {
+            guard let hash else { return nil }
+            digest.add(path)
+            digest.add(hash)
+        }
+        return digest.finish()
     }
 
     /// Nil when the block's content cannot be read: it is rendered, and fails as it should.

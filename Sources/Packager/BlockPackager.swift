@@ -55,6 +55,9 @@ struct BlockPackager: Sendable {
         if let digest, let remembered = rememberedEntry(of: block, inputs: digest) {
             return Packaged(outcome: .reused(remembered.entry, warnings: remembered.warnings).withGroups(of: block), inputs: digest, rendered: false)
         }
+        if let digest, let online = rememberedOnlineOnly(of: block, inputs: digest) {
+            return Packaged(outcome: .onlineOnly(online).withGroups(of: block), inputs: digest, rendered: false)
+        }
         do {
             return Packaged(outcome: try packageOrThrow(block).withGroups(of: block), inputs: digest, rendered: true)
         } catch {
@@ -77,6 +80,20 @@ struct BlockPackager: Sendable {
                 at: options.outputFolder + "/" + archive, size: size, sha256: sha, manifestWritten: previous.written)
         else { return nil }
         return (before, memo.note.warnings)
+    }
+
+    /// What a memo records as the content of an online-only block: it has no archive.
+    static let onlineOnlyMemo = "online-only"
+
+    /// The previous publish's online-only entry, without rendering, when the block's inputs are
+    /// those its memo records and the manifest still lists it as online-only. A course of
+    /// 100,000 blocks has thousands of them; rendering them all again made an edit's cost grow
+    /// with the course.
+    private func rememberedOnlineOnly(of block: Block, inputs: String) -> BlockEntry? {
+        guard let memo = memos[block.usageID], memo.inputs == inputs, memo.contentHash == Self.onlineOnlyMemo,
+            let before = previous.entries[block.usageID], before.offline == false, before.archive == nil, before.contentHash == nil
+        else { return nil }
+        return before
     }
 
     private func packageOrThrow(_ block: Block) throws -> BlockOutcome {

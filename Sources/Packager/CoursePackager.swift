@@ -196,7 +196,7 @@ public struct CoursePackager: Sendable {
     ) -> (BuildReport?, IncrementalBuild.Inputs?) {
         guard let lock = try? lockOutput() else { return (nil, stampCourse()) }
         return withExtendedLifetime(lock) {
-            let (recorded, inputs) = incremental.unchangedSummary(as: RecordedBuild.self, inputs: stampCourse)
+            let (recorded, inputs) = incremental.unchangedSummary(as: RecordedBuild.self, workers: options.jobs, inputs: stampCourse)
             guard let recorded else { return (nil, inputs) }
             var report = recorded.report(publishedAt: options.publishedAt.text, outputFolder: options.outputFolder)
             report.durations.totalSeconds = Date().timeIntervalSince(started)
@@ -293,7 +293,7 @@ public struct CoursePackager: Sendable {
         let packager = BlockPackager(
             course: course, export: export, renderer: renderer, assets: assets,
             options: options, previous: previous, pages: pages, runtime: runtime,
-            inputs: BlockInputs(settings: settings, course: course, plan: pages, export: export, since: options.now()), memos: memos)
+            inputs: BlockInputs(settings: settings, course: course, plan: pages, assets: assets, workers: options.jobs), memos: memos)
         for folder in Set(leaves.map { ArchiveNaming.component($0.type) }).sorted() {
             try? FileManager.default.createDirectory(atPath: options.outputFolder + "/" + folder, withIntermediateDirectories: true)
         }
@@ -309,7 +309,9 @@ public struct CoursePackager: Sendable {
             case .built(let entry, _, let warnings), .reused(let entry, let warnings):
                 guard let contentHash = entry.contentHash else { continue }
                 memos.memos[entry.usageID] = .init(inputs: inputs, contentHash: contentHash, note: BlockNote(warnings: warnings))
-            case .onlineOnly, .failed:
+            case .onlineOnly(let entry):
+                memos.memos[entry.usageID] = .init(inputs: inputs, contentHash: BlockPackager.onlineOnlyMemo, note: BlockNote(warnings: []))
+            case .failed:
                 continue
             }
         }

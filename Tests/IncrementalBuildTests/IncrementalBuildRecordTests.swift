@@ -49,6 +49,41 @@ import TestSupport
         #expect(!build.hasRecord)
     }
 
+    /// A file system whose times cannot tell two writes apart (modelled by a resolution that
+    /// cuts every time to zero): an edit of the same size in place leaves the whole stamp as it
+    /// was, so only the content hash recorded for the fresh file can show it.
+    @Test func anEditTheStampCannotShowIsCaughtByTheFreshFilesHash() throws {
+        let root = TestSupport.temporaryFolder("incremental")
+        let course = root + "/course", out = root + "/out", state = root + "/state"
+        for folder in [course, out, state] { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+        try "<course/>".write(toFile: course + "/course.xml", atomically: false, encoding: .utf8)
+        try settledFile(out + "/manifest.json", "{}")
+        let build = IncrementalBuild(outputFolder: out, stateFolder: state, timestampResolution: 1 << 62)
+        let stamp = { build.stampInputs(coursePath: course, settings: ["v1"], since: Date().timeIntervalSince1970Nanoseconds) }
+        let inputs = try #require(stamp())
+        #expect(!inputs.settled && inputs.fresh.map(\.path) == ["course.xml"])
+        build.record(Summary(blocks: 1, warnings: []), inputs: inputs, workers: 1)
+        #expect(build.hasRecord, "a build right after its course was written is recorded")
+        #expect(build.unchangedSummary(as: Summary.self, inputs: stamp).0 == Summary(blocks: 1, warnings: []))
+
+        try "<COURSE/>".write(toFile: course + "/course.xml", atomically: false, encoding: .utf8)
+        #expect(try #require(stamp()).key == inputs.key, "the stamp cannot show this edit")
+        #expect(build.unchangedSummary(as: Summary.self, inputs: stamp).0 == nil, "the content hash does")
+    }
+
+    /// A course file written after the build began may have been read before or after that
+    /// write: such a build is not recorded at all.
+    @Test func aFileChangedAfterTheBuildBeganMeansNoRecord() throws {
+        let root = TestSupport.temporaryFolder("incremental")
+        let course = root + "/course", out = root + "/out", state = root + "/state"
+        for folder in [course, out, state] { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+        let began = Date().timeIntervalSince1970Nanoseconds - 1_000_000_000
+        try "<course/>".write(toFile: course + "/course.xml", atomically: false, encoding: .utf8)
+        let build = IncrementalBuild(outputFolder: out, stateFolder: state)
+        build.record(Summary(blocks: 1, warnings: []), inputs: try #require(build.stampInputs(coursePath: course, settings: [], since: began)), workers: 1)
+        #expect(!build.hasRecord)
+    }
+
     /// What has settled is decided by the clock the build is given (`now`), never by reading
     /// the system clock behind its back: tests run builds ahead instead of sleeping.
     @Test func theGivenClockDecidesWhatHasSettled() throws {

@@ -233,6 +233,68 @@ func id(_ name: String) -> String { "block-v1:O+N+r+type@html+block@\(name)" }
         #expect(report.counts.built == 1 && report.counts.reused == 3)
     }
 
+    /// The publish hook builds a course the moment it is exported: every file is fresh. The
+    /// build is recorded with their content hashes, so the next no-op stops early on the real
+    /// clock; an edit of the same size with its mtime put back is still rebuilt.
+    @Test func aBuildRightAfterExportLetsTheNextNoOpStopEarly() throws {
+        let course = try fourBlockCourse()
+        let (out, first) = try build(course)
+        #expect(!first.inputsUnchanged && first.counts.built == 4)
+        let archives = try archiveBytes(out)
+        let (_, noOp) = try build(course, into: out, publishedAt: "2026-12-01T00:00:00Z")
+        #expect(noOp.inputsUnchanged, "inputs written just before the first build")
+        #expect(noOp.counts.reused == 4 && noOp.warnings == first.warnings)
+        #expect(try archiveBytes(out) == archives)
+
+        let path = course + "/html/b.html"
+        var before = stat()
+        stat(path, &before)
+        try TestSupport.write(["html/b.html": #"<p>Block B</p><img src="/static/shared.png">"#], under: course)
+        var times = [before.st_atim, before.st_mtim]
+        #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
+        let (_, edited) = try build(course, into: out, publishedAt: "2026-12-02T00:00:00Z")
+        #expect(!edited.inputsUnchanged && edited.counts.built == 1 && edited.counts.reused == 3)
+        let (_, again) = try build(course, into: out, publishedAt: "2026-12-03T00:00:00Z")
+        #expect(again.inputsUnchanged, "the edited file, fresh, is trusted by its hash")
+        #expect(try PublishVerifier.verify(folder: out).problems.isEmpty)
+    }
+
+    /// Static files just exported are too fresh for their stamps: what every page shares is
+    /// digested by their content, so an edit right after the export still renders one page.
+    @Test func anEditRightAfterExportRendersOnlyThatPage() throws {
+        let course = try settledCourse()
+        let (out, first) = try build(course)
+        #expect(first.counts.rendered == 4)
+        try TestSupport.write(["html/b.html": "<p>Block b, edited</p>"], under: course)
+        let (_, edited) = try build(course, into: out, publishedAt: "2026-12-01T00:00:00Z")
+        #expect(edited.counts.rendered == 1 && edited.counts.built == 1 && edited.counts.reused == 3)
+        try TestSupport.write(["static/shared.png": "PNG shared image, new"], under: course)
+        let (_, shared) = try build(course, into: out, publishedAt: "2026-12-02T00:00:00Z")
+        #expect(shared.counts.rendered == 4, "a static file's new content reaches every page")
+        let fresh = TestSupport.temporaryFolder("out")
+        _ = try build(course, into: fresh, publishedAt: "2026-12-02T00:00:00Z")
+        #expect(try archiveBytes(out) == archiveBytes(fresh))
+    }
+
+    /// An online-only block (a discussion) has no archive but is remembered like the others:
+    /// an edit elsewhere does not render it again, and its manifest entry stays as it was.
+    @Test func anOnlineOnlyBlockIsNotRenderedAgainForAnEditElsewhere() throws {
+        let course = try settledCourse()
+        try TestSupport.write([
+            "vertical/v.xml": #"<vertical><html url_name="a"/><html url_name="b"/><html url_name="c"/><html url_name="d"/><discussion url_name="talk" display_name="Talk" discussion_id="t"/></vertical>"#,
+        ], under: course)
+        let (out, first) = try build(course, now: TestSupport.clockAhead)
+        #expect(first.counts.rendered == 5 && first.counts.offlineFalse == 1)
+        try TestSupport.write(["html/b.html": "<p>Block b, edited</p>"], under: course)
+        let (_, edited) = try build(course, into: out, publishedAt: "2026-12-01T00:00:00Z", now: TestSupport.clockAhead)
+        #expect(edited.counts.rendered == 1 && edited.counts.offlineFalse == 1 && edited.counts.blocks == 5)
+        let fresh = TestSupport.temporaryFolder("out")
+        _ = try build(course, into: fresh, publishedAt: "2026-12-01T00:00:00Z", now: TestSupport.clockAhead)
+        let online = { (folder: String) in try manifest(in: folder).blocks.filter { $0.offline == false } }
+        #expect(try online(out).count == 1)
+        #expect(try online(out) == online(fresh), "the same entry as a build from scratch")
+    }
+
     @Test func aChangedOutputOrOptionMeansAFullBuild() throws {
         let course = try settledCourse()
         let (out, _) = try build(course, now: TestSupport.clockAhead)

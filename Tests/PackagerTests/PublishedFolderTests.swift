@@ -50,7 +50,7 @@ func everyEntry(under root: String) -> [String] {
         let files = Set(everyEntry(under: out).filter { !top.contains($0) })
         #expect(files == named.files, "nothing but the archives the manifest names: \(files.symmetricDifference(named.files).sorted().prefix(5))")
         let state = BuildOptions.defaultStateFolder(forOutput: out)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: state).sorted() == ["blocks.bin", "cache.json", "search-chunks.bin", "search-texts", "state.json"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: state).sorted() == ["blocks.bin", "cache.json", "record.bin", "search-chunks.bin", "search-texts"])
     }
 
     /// A type whose blocks are all online-only (or whose last archive was removed) leaves no
