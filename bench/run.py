@@ -3,7 +3,7 @@
 runs the honest baselines: one `zip -r -6 -n <media>` process and one `zip -r -6` process over
 the per-block trees coursepack wrote (unpacked), a one-process Python packager that stores media
 and hashes each archive, `curl --parallel` + `sha256sum` + `unzip` for sync. Every timing is the
-best of several runs taken in turns. Prints a table of the targets of issue 23 with PASS/MISS
+best of several runs taken in turns. Prints a table of the targets of issue 33 with PASS/MISS, the machine's floor beside them,
 and writes bench/results.json. Then, as a line of its own, the Open edX plugin's burst: courses
 per minute when many courses are published at once (`python3 bench/run.py --plugin-burst`
 measures only that, with COURSEPACK_BIN or the release coursepack).
@@ -175,6 +175,7 @@ def bench_course(name, generator_arguments, edits, media):
     generate(course, *generator_arguments)
     warm(course)
     r = {"course": name, "input_mb": round(folder_size(course) / 2**20, 1), "jobs_all": CPUS}
+    r["input_media_bytes"], r["input_text_bytes"] = split_bytes(course)
     runs = fresh(f"{base}/runs")
 
     # The trees every baseline packages are the bytes of a first coursepack build.
@@ -343,6 +344,68 @@ def bench_rewriter(name):
     return {"mb_per_s": r["bytes"] / 2**20 / r["seconds"], "references": r["references"], "rss_mb": rss, "pages": len(files)}
 
 
+def split_bytes(course):
+    """(media, text) bytes of a course folder, by the extensions coursepack stores."""
+    media = text = 0
+    for root, _, files in os.walk(course):
+        for name in files:
+            size = os.path.getsize(os.path.join(root, name))
+            if os.path.splitext(name)[1][1:].lower() in STORED:
+                media += size
+            else:
+                text += size
+    return media, text
+
+
+def bench_floor():
+    """What this machine can do at best on the bench courses' bytes, in the same run: one `cp -r`
+    of the media course's files (coreutils copies with copy_file_range), and, timed in-process by
+    `coursepack-bench floor` with the calls coursepack makes, a page-cache read and a kernel copy
+    of its media, SHA-256 (swift-crypto) and CRC-32 (zlib) over them, and deflate at level 6
+    (zlib) over the text course. Best of ROUNDS."""
+    media_course, text_course = os.path.join(WORK, "media-heavy", "course"), os.path.join(WORK, "text-heavy", "course")
+    scratch = fresh(os.path.join(WORK, "floor"))
+    media_files = os.path.join(scratch, "media-files")
+    os.makedirs(media_files)
+    # The media files alone, hard-linked into one folder: what the floor copies and hashes.
+    for root, _, files in os.walk(media_course):
+        for name in files:
+            if os.path.splitext(name)[1][1:].lower() in STORED:
+                os.link(os.path.join(root, name), os.path.join(media_files, f"{len(os.listdir(media_files))}-{name}"))
+    warm(media_files)
+    warm(text_course)
+    cp = interleaved({"cp": lambda n: ["cp", "-r", media_files, os.path.join(scratch, f"cp-{n}")]}, ROUNDS)
+    result = subprocess.run([BENCH_BIN, "floor", media_files, text_course, os.path.join(scratch, "kernel"), str(ROUNDS)],
+                            capture_output=True, text=True, check=True)
+    rates = json.loads(result.stdout)
+    media_bytes = folder_size(media_files)
+    r = {name: {"mb_per_s": rate["mb_per_s"], "bytes": int(rate["bytes"]), "seconds": rate["seconds"]} for name, rate in rates.items()}
+    r["cp"] = {"mb_per_s": media_bytes / 2**20 / cp["cp"][0], "bytes": media_bytes, "seconds": cp["cp"][0]}
+    # The fastest way this machine copies the media: cp or copy_file_range.
+    r["copy_mb_per_s"] = max(r["cp"]["mb_per_s"], r["copy_file_range"]["mb_per_s"])
+    return r
+
+
+def stage_floors(results):
+    """A lower bound for each stage, from the floor's rates: what coursepack must do at least.
+    A build writes every byte once (at the copy rate), hashes the output once for the manifest
+    (SHA-256) and checksums it for ZIP (CRC-32), and deflates the text once; --jobs N divides
+    that by N at best. A sync hashes what it downloads and writes it once."""
+    f, m, t = results["floor"], results["media_heavy"], results["text_heavy"]
+    mb = lambda rate: rate * 2**20
+    copy, sha, crc, deflate = mb(f["copy_mb_per_s"]), mb(f["sha256"]["mb_per_s"]), mb(f["crc32"]["mb_per_s"]), mb(f["deflate"]["mb_per_s"])
+    def build(course):
+        media, text = course["input_media_bytes"], course["input_text_bytes"]
+        return media / copy + (media + text) / sha + (media + text) / crc + text / deflate
+    output = m["output_mb"] * 2**20
+    floors = {
+        "media_jobs1": build(m), "media_jobsall": build(m) / CPUS,
+        "text_jobs1": build(t), "text_jobsall": build(t) / CPUS,
+        "media_sync": output / sha + output / copy,
+    }
+    return floors
+
+
 def settle(started):
     """ext4 without a journal skips inodes freed in the last 60 seconds (300 while their table
     block is dirty) when it creates files, one by one: right after a compile, which creates and
@@ -381,7 +444,7 @@ def table(results):
         ("peak RSS of every coursepack run", "< 200 MB", f"{peak:.0f} MB (incl. a {v['video_mb']} MB video)", peak < 200),
         ("property test, random edits", f">= 300", "skipped" if p.get("skipped") else f"{p['edits']} edits, {'passed' if p['passed'] else 'FAILED'} ({p['test_s']:.0f}s)", bool(p.get("passed")) and p.get("edits", 0) >= 300),
     ]
-    print(f"\ncoursepack benchmark, issue 23 targets ({CPUS} cores; best of {ROUNDS} runs in turns; ratio = baseline time / coursepack time; same bytes, same run)\n")
+    print(f"\ncoursepack benchmark, issue 33 targets (acceptance check speed-vs-zip) ({CPUS} cores; best of {ROUNDS} runs in turns; ratio = baseline time / coursepack time; same bytes, same run)\n")
     print(f"{'target':44}{'goal':>10}  {'measured':52}result")
     for label, goal, measured, ok in rows:
         print(f"{label:44}{goal:>10}  {measured:52}{verdict(ok)}")
@@ -412,6 +475,25 @@ def table(results):
     print(f"LinkRewriter alone, one core: {rw['mb_per_s']:.0f} MB/s of HTML ({rw['pages']} pages)")
     if p.get("output"):
         print("\nproperty test output:\n" + p["output"])
+
+
+def print_floor(results):
+    f, floors, m, t, s = results["floor"], results["stage_floors"], results["media_heavy"], results["text_heavy"], results["media_sync"]
+    print(f"\nthe machine's floor (best of {ROUNDS}, same bytes): copy {f['cp']['mb_per_s']:.0f} MB/s (cp -r of the media course's "
+          f"{f['cp']['bytes'] / 2**20:.0f} MB of media), {f['copy_file_range']['mb_per_s']:.0f} MB/s (copy_file_range); page-cache read "
+          f"{f['read']['mb_per_s']:.0f} MB/s; SHA-256 {f['sha256']['mb_per_s']:.0f} MB/s (swift-crypto); CRC-32 {f['crc32']['mb_per_s']:.0f} MB/s (zlib); "
+          f"deflate level 6 {f['deflate']['mb_per_s']:.0f} MB/s (zlib, text course, {f['deflate']['bytes'] / 2**20:.0f} MB)")
+    print("each stage's floor: media copied once, every byte hashed once (SHA-256) and checksummed once (CRC-32), text deflated once; "
+          f"--jobs {CPUS} divides it by {CPUS}")
+    stages = [
+        ("media-heavy build --jobs 1", m["coursepack_jobs1_s"], floors["media_jobs1"]),
+        (f"media-heavy build --jobs {CPUS}", m["coursepack_jobsall_s"], floors["media_jobsall"]),
+        ("text-heavy build --jobs 1", t["coursepack_jobs1_s"], floors["text_jobs1"]),
+        (f"text-heavy build --jobs {CPUS}", t["coursepack_jobsall_s"], floors["text_jobsall"]),
+        ("media-heavy sync (network not counted)", s["coursepack_sync_s"], floors["media_sync"]),
+    ]
+    for label, seconds, floor in stages:
+        print(f"  {label:44}coursepack {seconds:.2f} s, floor {floor:.2f} s ({seconds / floor:.1f}x the floor)")
 
 
 PLUGIN = os.path.join(ROOT, "integrations", "openedx")
@@ -460,12 +542,15 @@ def main():
     results["writer"] = bench_writer("media-heavy")
     results["rewriter"] = bench_rewriter("text-heavy")
     results["large_video"] = bench_large_video()
+    results["floor"] = bench_floor()
+    results["stage_floors"] = stage_floors(results)
     for name in ("media-heavy", "text-heavy", "large-video"):
         discard(os.path.join(WORK, name, "runs"))
         discard(os.path.join(WORK, name, "trees"))
     # The edited pages go with the text course: the next bench generates it afresh.
     discard(os.path.join(WORK, "text-heavy", "course"))
     discard(os.path.join(WORK, "writer"))
+    discard(os.path.join(WORK, "floor"))
     shutil.rmtree(TRASH, ignore_errors=True)
     results["property"] = bench_property()
     results["plugin_burst"] = bench_plugin_burst()
@@ -473,6 +558,7 @@ def main():
     with open(os.path.join(ROOT, "bench/results.json"), "w") as f:
         json.dump(results, f, indent=2, sort_keys=True)
     table(results)
+    print_floor(results)
     print_plugin_burst(results["plugin_burst"])
     print(f"\nresults written to bench/results.json; bench/run.py took {results['bench_seconds']:.0f} s")
 
