@@ -358,27 +358,27 @@ def split_bytes(course):
 
 
 def bench_floor():
-    """What this machine can do at best on the bench courses' bytes, in the same run: one `cp -r`
+    """What this machine can do at best on the bench courses' bytes, in the same run: one `cp`
     of the media course's files (coreutils copies with copy_file_range), and, timed in-process by
     `coursepack-bench floor` with the calls coursepack makes, a page-cache read and a kernel copy
     of its media, SHA-256 (swift-crypto) and CRC-32 (zlib) over them, and deflate at level 6
     (zlib) over the text course. Best of ROUNDS."""
     media_course, text_course = os.path.join(WORK, "media-heavy", "course"), os.path.join(WORK, "text-heavy", "course")
     scratch = fresh(os.path.join(WORK, "floor"))
-    media_files = os.path.join(scratch, "media-files")
-    os.makedirs(media_files)
-    # The media files alone, hard-linked into one folder: what the floor copies and hashes.
-    for root, _, files in os.walk(media_course):
-        for name in files:
-            if os.path.splitext(name)[1][1:].lower() in STORED:
-                os.link(os.path.join(root, name), os.path.join(media_files, f"{len(os.listdir(media_files))}-{name}"))
-    warm(media_files)
+    # The media files alone, listed (not linked: coursepack refuses files with a second name).
+    media = sorted(os.path.relpath(os.path.join(root, name), media_course) for root, _, files in os.walk(media_course)
+                   for name in files if os.path.splitext(name)[1][1:].lower() in STORED)
+    listing = os.path.join(scratch, "media-files")
+    with open(listing, "w") as f:
+        f.writelines(os.path.join(media_course, m) + "\n" for m in media)
+    warm(media_course)
     warm(text_course)
-    cp = interleaved({"cp": lambda n: ["cp", "-r", media_files, os.path.join(scratch, f"cp-{n}")]}, ROUNDS)
-    result = subprocess.run([BENCH_BIN, "floor", media_files, text_course, os.path.join(scratch, "kernel"), str(ROUNDS)],
+    copy = 'cd "$1" && shift && exec cp --parents -t "$@"'
+    cp = interleaved({"cp": lambda n: ["bash", "-c", copy, "-", media_course, unused(os.path.join(scratch, f"cp-{n}")), *media]}, ROUNDS)
+    result = subprocess.run([BENCH_BIN, "floor", listing, text_course, os.path.join(scratch, "kernel"), str(ROUNDS)],
                             capture_output=True, text=True, check=True)
     rates = json.loads(result.stdout)
-    media_bytes = folder_size(media_files)
+    media_bytes = sum(os.path.getsize(os.path.join(media_course, m)) for m in media)
     r = {name: {"mb_per_s": rate["mb_per_s"], "bytes": int(rate["bytes"]), "seconds": rate["seconds"]} for name, rate in rates.items()}
     r["cp"] = {"mb_per_s": media_bytes / 2**20 / cp["cp"][0], "bytes": media_bytes, "seconds": cp["cp"][0]}
     # The fastest way this machine copies the media: cp or copy_file_range.
@@ -479,7 +479,7 @@ def table(results):
 
 def print_floor(results):
     f, floors, m, t, s = results["floor"], results["stage_floors"], results["media_heavy"], results["text_heavy"], results["media_sync"]
-    print(f"\nthe machine's floor (best of {ROUNDS}, same bytes): copy {f['cp']['mb_per_s']:.0f} MB/s (cp -r of the media course's "
+    print(f"\nthe machine's floor (best of {ROUNDS}, same bytes): copy {f['cp']['mb_per_s']:.0f} MB/s (cp of the media course's "
           f"{f['cp']['bytes'] / 2**20:.0f} MB of media), {f['copy_file_range']['mb_per_s']:.0f} MB/s (copy_file_range); page-cache read "
           f"{f['read']['mb_per_s']:.0f} MB/s; SHA-256 {f['sha256']['mb_per_s']:.0f} MB/s (swift-crypto); CRC-32 {f['crc32']['mb_per_s']:.0f} MB/s (zlib); "
           f"deflate level 6 {f['deflate']['mb_per_s']:.0f} MB/s (zlib, text course, {f['deflate']['bytes'] / 2**20:.0f} MB)")
