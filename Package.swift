@@ -98,10 +98,12 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .executableTarget(name: "coursepack-bench", dependencies: ["ZipArchive", "LinkRewriter", "IncrementalCheck"]),
+        .executableTarget(
+            name: "coursepack-bench",
+            dependencies: ["ZipArchive", "ZlibStream", "FileSystem", "LinkRewriter", "IncrementalCheck", .product(name: "Crypto", package: "swift-crypto")]),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .target(name: "IncrementalCheck", dependencies: ["Packager", "BlockRenderer", "TestSupport"], path: "Tests/IncrementalCheck"),
-        .testTarget(name: "ZipArchiveTests", dependencies: ["ZipArchive", "ZlibStream", "TestSupport"]),
+        .testTarget(name: "ZipArchiveTests", dependencies: ["ZipArchive", "ZlibStream", "FileSystem", "TestSupport", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "CourseExportTests", dependencies: ["CourseExport", "TestSupport"]),
         .testTarget(name: "LinkRewriterTests", dependencies: ["LinkRewriter"]),
         .testTarget(name: "IncrementalBuildTests", dependencies: ["IncrementalBuild", "TestSupport"]),

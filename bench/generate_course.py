@@ -23,6 +23,21 @@ def sentence(rng, n):
     return " ".join(words).capitalize() + "."
 
 
+# What real files of these formats start with: an ISO media `ftyp` box, a JPEG's SOI and JFIF
+# marker. A packager that tells media by its bytes (coursepack does) sees what it would see in
+# a real course; random bytes without them would be deflated to no avail, which no real video is.
+MEDIA_HEADERS = {
+    ".mp4": b"\x00\x00\x00\x18ftypisom\x00\x00\x02\x00isomiso2",
+    ".jpg": b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00",
+}
+
+
+def media_bytes(name, body):
+    """`body` (incompressible) with the header of the format `name` says, in the same size."""
+    header = MEDIA_HEADERS[os.path.splitext(name)[1]]
+    return header + body[len(header):]
+
+
 def write_media(root, rng, media_mb):
     """Incompressible media, ~70% video and ~30% images; returns the paths under static/."""
     for d in ["static/img", "static/video"]:
@@ -36,7 +51,7 @@ def write_media(root, rng, media_mb):
         else:
             name, size = f"video/clip{index}.mp4", min(budget, rng.randint(2_000_000, 6_000_000))
         with open(os.path.join(root, "static", name), "wb") as f:
-            f.write(rng.randbytes(size))
+            f.write(media_bytes(name, rng.randbytes(size)))
         media.append(name)
         budget -= size
         index += 1
@@ -125,8 +140,9 @@ def main():
     if a.video_mb:
         # One large file, written in pieces so the generator's own memory stays small.
         with open(os.path.join(root, "static/video/large.mp4"), "wb") as f:
-            for _ in range(a.video_mb):
-                f.write(rng.randbytes(1 << 20))
+            for n in range(a.video_mb):
+                piece = rng.randbytes(1 << 20)
+                f.write(media_bytes("large.mp4", piece) if n == 0 else piece)
 
     chapters = max(1, a.blocks // 400)
     per_vertical = 4

@@ -20,7 +20,7 @@ int coursepack_exchange_paths(const char *first, const char *second) {
 
 int coursepack_open_unnamed(const char *folder, int mode) {
 #if defined(__linux__) && defined(O_TMPFILE)
-    return open(folder, O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
+    return open(folder, O_TMPFILE | O_RDWR | O_CLOEXEC, mode);
 #else
     (void)folder; (void)mode;
     errno = ENOSYS;
@@ -46,6 +46,18 @@ int coursepack_sync_file_system(int fd) {
     return syncfs(fd);
 #else
     (void)fd;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+long long coursepack_copy_range(int from, long long offset, int to, unsigned long long count) {
+#if defined(__linux__) && defined(SYS_copy_file_range)
+    off64_t at = (off64_t)offset;
+    size_t length = count > (unsigned long long)0x40000000 ? (size_t)0x40000000 : (size_t)count;
+    return (long long)syscall(SYS_copy_file_range, from, &at, to, NULL, length, 0u);
+#else
+    (void)from; (void)offset; (void)to; (void)count;
     errno = ENOSYS;
     return -1;
 #endif

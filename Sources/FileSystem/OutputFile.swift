@@ -21,11 +21,17 @@ public final class OutputFile {
     private var closed = false
     private let observer: ((UnsafeRawBufferPointer) -> Void)?
     public private(set) var observedFinalBytes = true
+    /// Whether `append(from:at:count:)` may ask the kernel to copy (false: always read and
+    /// write, the path of systems and file systems without copy_file_range).
+    public var copiesInKernel = true
+    /// How many appended bytes the kernel copied, without passing through this process.
+    public private(set) var kernelCopiedBytes: UInt64 = 0
 
     public init(creating path: String, observer: ((UnsafeRawBufferPointer) -> Void)? = nil) throws(FileError) {
         self.path = path
         self.observer = observer
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        // Readable too: bytes the kernel copied in are read back from it for the observer.
+        let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw FileError(path: path, operation: "create", errno: errno) }
         self.fd = fd
         buffer.reserveCapacity(fileChunkSize)
@@ -81,6 +87,61 @@ public final class OutputFile {
 
     public func write(_ bytes: [UInt8]) throws(FileError) {
         try bytes.withUnsafeBytes { raw in Result { () throws(FileError) in try write(raw) } }.get()
+    }
+
+    /// Appends `count` bytes of `input` from `position`, copied by the kernel where it can
+    /// (copy_file_range: a reflink on file systems that share blocks, else a copy between
+    /// cached pages), read and written where it cannot (another file system, no such call).
+    /// Returns how many bytes were appended: fewer than `count` only when `input` ends first.
+    @discardableResult
+    public func append(from input: InputFile, at position: UInt64, count: UInt64) throws(FileError) -> UInt64 {
+        try flush()
+        let start = self.offset
+        var done: UInt64 = 0
+        while copiesInKernel && done < count {
+            let n = coursepack_copy_range(input.fd, Int64(position + done), fd, count - done)
+            if n > 0 {
+                done += UInt64(n)
+            } else if n < 0 && errno == EINTR {
+                continue
+            } else {
+                // 0: the end of `input`, or a file system that copies nothing this way (procfs);
+                // an error: one that cannot (EXDEV, EOPNOTSUPP, EINVAL...). Reading tells which.
+                break
+            }
+        }
+        offset += done
+        flushed += done
+        kernelCopiedBytes += done
+        if done > 0 { try observeWritten(from: start, count: done) }
+        while done < count {
+            let piece = try input.read(at: position + done, count: Int(min(UInt64(fileChunkSize), count - done)))
+            if piece.isEmpty { break }
+            try write(piece)
+            done += UInt64(piece.count)
+        }
+        return done
+    }
+
+    /// Passes bytes the kernel wrote to the observer, read back from the file's cached pages
+    /// (mapped, so not copied): what it sees is what the file holds.
+    private func observeWritten(from start: UInt64, count: UInt64) throws(FileError) {
+        guard let observer else { return }
+        let page = UInt64(sysconf(Int32(_SC_PAGESIZE)))
+        var at = start
+        while at < start + count {
+            let length = min(UInt64(64 << 20), start + count - at)
+            let base = at - at % page
+            let span = Int(at - base + length)
+            guard let mapping = mmap(nil, span, PROT_READ, MAP_SHARED, fd, off_t(base)), mapping != MAP_FAILED else {
+                // Not readable (a descriptor opened write-only): the caller reads the file back.
+                observedFinalBytes = false
+                return
+            }
+            observer(UnsafeRawBufferPointer(start: mapping + Int(at - base), count: Int(length)))
+            munmap(mapping, span)
+            at += length
+        }
     }
 
     public func patch(at position: UInt64, _ bytes: [UInt8]) throws(FileError) {

@@ -197,17 +197,23 @@ final class CourseFileStore: Sendable {
         return try copyStored(source, sha256: sha256)
     }
 
+    /// Copied by the kernel where it can (copy_file_range: shared blocks or a copy between
+    /// cached pages), then hashed as the copy holds it, so the published bytes are what the
+    /// name promises even if the source changes meanwhile.
     private func copyStored(_ source: String, sha256: String) throws -> Published {
         var crc = CRC32()
         var hasher = SHA256()
         var size: UInt64 = 0
-        let path = try place(CourseFile(size: 0, compressedSize: 0, encoding: nil), sha256: sha256) { out in
-            try Self.stream(source) { piece, _ in
-                crc.update(piece)
-                hasher.update(bufferPointer: piece)
-                size += UInt64(piece.count)
-                try out.write(piece)
-            }
+        let observer: (UnsafeRawBufferPointer) -> Void = { piece in
+            crc.update(piece)
+            hasher.update(bufferPointer: piece)
+            size += UInt64(piece.count)
+        }
+        let path = try place(CourseFile(size: 0, compressedSize: 0, encoding: nil), sha256: sha256, observer: observer) { out in
+            let input = try InputFile(path: source)
+            try out.append(from: input, at: 0, count: try input.size)
+            try out.flush()
+            guard out.observedFinalBytes else { throw BuildError.output(path: out.path, reason: "could not read back what was copied") }
             try Self.check(SHA256Hex.hex(hasher.finalize()), is: sha256, source: source)
         }
         let file = CourseFile(size: size, compressedSize: size, encoding: nil)
@@ -237,15 +243,20 @@ final class CourseFileStore: Sendable {
 
     /// Writes the published file through a temporary name and renames it into place (synced
     /// first unless the build syncs everything together); returns its path.
-    private func place(_ file: CourseFile, sha256: String, _ body: (OutputFile) throws -> Void) throws -> String {
-        guard let path = try place(file, sha256: sha256, keepingIf: { true }, body) else {
+    private func place(
+        _ file: CourseFile, sha256: String, observer: ((UnsafeRawBufferPointer) -> Void)? = nil, _ body: (OutputFile) throws -> Void
+    ) throws -> String {
+        guard let path = try place(file, sha256: sha256, keepingIf: { true }, observer: observer, body) else {
             throw BuildError.output(path: outputFolder, reason: "content \(sha256) was not written")
         }
         return path
     }
 
     /// As `place`, but the written file is thrown away (nil) unless `keep` says otherwise.
-    private func place(_ file: CourseFile, sha256: String, keepingIf keep: () -> Bool, _ body: (OutputFile) throws -> Void) throws -> String? {
+    private func place(
+        _ file: CourseFile, sha256: String, keepingIf keep: () -> Bool, observer: ((UnsafeRawBufferPointer) -> Void)? = nil,
+        _ body: (OutputFile) throws -> Void
+    ) throws -> String? {
         guard CourseFile.isContentKey(sha256) else {
             throw BuildError.output(path: outputFolder + "/" + CourseFile.folder, reason: "\"\(sha256)\" is not a SHA-256 content key")
         }
@@ -253,7 +264,7 @@ final class CourseFileStore: Sendable {
         let folder = DurableFile.folder(of: path)
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let temporary = DurableFile.temporaryPath(beside: path)
-        let out = try OutputFile(creating: temporary)
+        let out = try OutputFile(creating: temporary, observer: observer)
         do {
             try body(out)
             guard keep() else {

@@ -90,12 +90,20 @@ public struct ZipWriter: Sendable {
     /// What a client unpacks: an archive past them is refused (`ZipError.limitExceeded`, nothing
     /// written at the destination) rather than published for every client to refuse.
     public let limits: ArchiveLimits
+    /// Whether copied entries (`ZipEntry.Source.copied`) are copied by the kernel where the
+    /// file system can; false always reads and writes them (the path elsewhere, which tests
+    /// exercise with it). The archive's bytes are the same either way.
+    public let kernelCopies: Bool
 
-    public init(level: Int32 = 6, unnamedFiles: Bool = true, pendingSyncs: PendingSyncs? = nil, limits: ArchiveLimits = .current) {
+    public init(
+        level: Int32 = 6, unnamedFiles: Bool = true, pendingSyncs: PendingSyncs? = nil, limits: ArchiveLimits = .current,
+        kernelCopies: Bool = true
+    ) {
         self.level = level
         self.unnamedFiles = unnamedFiles
         self.pendingSyncs = pendingSyncs
         self.limits = limits
+        self.kernelCopies = kernelCopies
     }
 
     /// Compresses `bytes` now (or stores them when deflate would not make them smaller).
@@ -244,12 +252,12 @@ public struct ZipWriter: Sendable {
             offset: out.offset, localZip64: copied.uncompressedSize >= Limits.u32 || copied.compressedSize >= Limits.u32)
         try out.write(record.localHeader())
         let input = try InputFile(path: copied.path)
-        var done: UInt64 = 0
-        while done < copied.compressedSize {
-            let piece = try input.read(at: copied.offset + done, count: Int(min(UInt64(fileChunkSize), copied.compressedSize - done)))
-            if piece.isEmpty { throw ZipError.malformed(path: copied.path, reason: "ends before the \(copied.compressedSize) bytes the entry copies from it") }
-            try out.write(piece)
-            done += UInt64(piece.count)
+        // The kernel copies where it can: a media file's bytes go from the published file to
+        // the archive without being read into this process and written back.
+        out.copiesInKernel = kernelCopies
+        let done = try out.append(from: input, at: copied.offset, count: copied.compressedSize)
+        if done < copied.compressedSize {
+            throw ZipError.malformed(path: copied.path, reason: "ends before the \(copied.compressedSize) bytes the entry copies from it")
         }
         return record
     }

@@ -1,6 +1,9 @@
 // Micro-benchmarks for `make bench`: one component alone, timed in-process.
 //   coursepack-bench zip TREE OUT.zip     the ZIP writer on a whole folder
 //   coursepack-bench rewrite FILE...      the HTML link scanner and rewriter over pages
+//   coursepack-bench floor MEDIA TEXT_DIR SCRATCH [ROUNDS]   (MEDIA: a folder or a list of files)
+//                                          the machine's floor: read, kernel copy, SHA-256 and
+//                                          CRC-32 of the media files, deflate (level 6) of the text
 //   coursepack-bench property EDITS       the incremental-build property (IncrementalCheck) with
 //                                          EDITS random edits, in this optimized build
 import Foundation
@@ -60,6 +63,22 @@ case "rewrite" where arguments.count >= 2:
     } while Date().timeIntervalSince(started) < 2
     let seconds = Date().timeIntervalSince(started)
     print("{\"bytes\": \(total * rounds), \"references\": \(references), \"seconds\": \(seconds), \"output_bytes\": \(output)}")
+case "floor" where arguments.count == 4 || arguments.count == 5:
+    let rounds = arguments.count == 5 ? Int(arguments[4]) ?? 0 : 3
+    guard rounds > 0 else { fail("floor: ROUNDS must be a positive number") }
+    // A folder, or a file listing the media files' paths one a line (files of a course, which
+    // must not be hard-linked elsewhere: coursepack refuses files with a second name).
+    let listing = (try? String(contentsOfFile: arguments[1], encoding: .utf8)).map { $0.split(separator: "\n").map(String.init) }
+    let media = listing ?? files(under: arguments[1]).sorted().map { arguments[1] + "/" + $0 }
+    let text = files(under: arguments[2]).sorted().map { arguments[2] + "/" + $0 }
+    do {
+        let rates = try Floor.measure(media: media, text: text, scratch: arguments[3], level: 6, rounds: rounds)
+        let report = rates.mapValues { ["bytes": Double($0.bytes), "seconds": $0.seconds, "mb_per_s": $0.mbPerSecond] }
+        let json = try JSONSerialization.data(withJSONObject: report, options: [.sortedKeys])
+        print(String(decoding: json, as: UTF8.self))
+    } catch {
+        fail("floor: \(error)")
+    }
 case "property" where arguments.count == 2:
     guard let total = Int(arguments[1]), total > 0 else { fail("property: EDITS must be a positive number, not \(arguments[1])") }
     let started = Date()
@@ -84,5 +103,5 @@ case "property" where arguments.count == 2:
     print(String(decoding: json, as: UTF8.self))
     exit(failures.isEmpty ? 0 : 1)
 default:
-    fail("usage: coursepack-bench zip TREE OUT.zip | coursepack-bench rewrite FILE... | coursepack-bench property EDITS")
+    fail("usage: coursepack-bench zip TREE OUT.zip | coursepack-bench rewrite FILE... | coursepack-bench floor MEDIA TEXT_DIR SCRATCH [ROUNDS] | coursepack-bench property EDITS")
 }

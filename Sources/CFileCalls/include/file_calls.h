@@ -8,7 +8,7 @@
 /// other, never neither. Returns 0, or -1 with errno set (ENOSYS/EINVAL where unsupported).
 int coursepack_exchange_paths(const char *first, const char *second);
 
-/// Opens an unnamed regular file in `folder` for writing (O_TMPFILE): it has no name until
+/// Opens an unnamed regular file in `folder` for writing, and reading back (O_TMPFILE): it has no name until
 /// `coursepack_link_unnamed` gives it one, and vanishes if the process dies first. Returns the
 /// descriptor, or -1 with errno set (EOPNOTSUPP and others where the file system lacks it).
 int coursepack_open_unnamed(const char *folder, int mode);
@@ -21,5 +21,13 @@ int coursepack_link_unnamed(int fd, const char *path);
 /// (syncfs): one flush in place of an fsync per file. Returns 0, or -1 with errno set (ENOSYS
 /// where the system has no such call).
 int coursepack_sync_file_system(int fd);
+
+/// Copies up to `count` bytes (at most 1 GiB a call) of `from`, starting at `offset`, to `to`
+/// at its file position, which advances, inside the kernel (copy_file_range): the file system
+/// may share the blocks (reflink) or copy pages without passing them through user space.
+/// Returns how many bytes were copied (0 at the end of `from`, or where a file system copies
+/// nothing), or -1 with errno set (EXDEV across file systems, ENOSYS, EOPNOTSUPP, EINVAL where
+/// it cannot): the caller then reads and writes.
+long long coursepack_copy_range(int from, long long offset, int to, unsigned long long count);
 
 #endif
