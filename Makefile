@@ -4,7 +4,7 @@ RELEASE_BIN := .build/release/coursepack
 EXAMPLE := examples/coursepack-101
 EXAMPLE_OUT := out/example
 
-.PHONY: run test build release templates clean bench fuzz plugin-venv-test
+.PHONY: run test build release templates clean bench bench-scale fuzz plugin-venv-test
 
 # Only `coursepack` is needed here; `make release` builds the other two programs too.
 run:
@@ -60,6 +60,14 @@ bench:
 	$(SWIFT) build -c release --product coursepack-bench && \
 	python3 bench/run.py && \
 	echo "make bench took $$(( $$(date +%s) - started )) s in all, release builds included"
+
+# Issue 33's scale figures: the demo course x315 (about 100,000 blocks; SCALE_COPIES picks
+# another count), built, rebuilt, edited and synced; writes bench/scale-results.json.
+bench-scale:
+	@scripts/ensure-deps.sh --bench
+	$(SWIFT) build -c release --product coursepack
+	$(SWIFT) build -c release --product coursepack-sync
+	python3 bench/scale.py
 
 # Runs each libFuzzer target for FUZZ_SECONDS (default 60); see scripts/fuzz.sh.
 fuzz:
