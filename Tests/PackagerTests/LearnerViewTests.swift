@@ -107,7 +107,8 @@ import TestSupport
         #expect(blocks[0].offline == false && blocks[0].reason == "the problem shows values its Python script computes on the server")
         let html = try page(out, "problem/choice.zip")
         #expect(html.contains(#"<label class="coursepack-choice"><input type="radio" name="input_choice_2_1" value="choice_0"> A long statement</label>"#))
-        #expect(html.contains(#"form.addEventListener("input", save);"#))
+        #expect(html.contains(#"<script src="coursepack-problem.js"></script>"#))
+        #expect(try page(out, "problem/choice.zip", "coursepack-problem.js").contains(#"form.addEventListener("input", save);"#))
         #expect(try page(out, "problem/choice.zip", "coursepack.css").contains(".coursepack-choice { display: flex;"))
     }
 
