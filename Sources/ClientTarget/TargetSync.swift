@@ -63,9 +63,15 @@ extension ClientTarget {
     /// write the pages (`finish`). Bad requests (unknown pin or block, pinned content over the
     /// budget, a folder that is not a target) throw before anything changes.
     public func sync(_ request: SyncRequest, progress: @Sendable (Int, Int) -> Void = { _, _ in }) async throws(ClientError) -> SyncReport {
+        let started = Date()
         let targetKind = try kind()
         let known = targetKind == .multiCourse ? try readState() : State()
-        let fetched = try await fetchManifest(for: request, known: known, targetKind: targetKind)
+        let fetched: FetchedManifest
+        switch try await probeSettled(request, known: known, targetKind: targetKind, started: started) {
+        case .settled(let report): return report
+        case .changed(let probed?): fetched = probed
+        case .changed(nil): fetched = try await fetchManifest(for: request, known: known, targetKind: targetKind)
+        }
         let course = CourseView(fetched.manifest)
         try check(request, against: course)
         var preparation = try prepare(request, course: course, known: known)
@@ -95,6 +101,8 @@ extension ClientTarget {
         keepPublished(fetched.manifest, courseRoot: root + "/" + courseFolder)
         recordUse(of: summary, requested: requested, in: courseFolder, at: now, state: &state)
         try finish(state: &state, courseFolder: courseFolder, filled: room.filled, report: &report)
+        // The whole sync, manifest read, plan and pages included, not only the downloads.
+        report.summary?.seconds = Date().timeIntervalSince(started)
         return report
     }
 
