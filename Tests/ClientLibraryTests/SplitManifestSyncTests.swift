@@ -112,7 +112,8 @@ import TestSupport
     @Test func aResyncAfterOneEditFetchesTheIndexAndOnePart() async throws {
         let folder = TestSupport.temporaryFolder("split-edit")
         let published = try Self.build(into: folder)
-        let before = try Self.split(published)
+        // manifest.json stays: the incremental builder reads it (the client does not).
+        let before = try Self.split(published, keepingManifest: true)
         let server = try Self.nginx(published)
         defer { server.stop() }
         let target = folder + "/device"
@@ -123,14 +124,15 @@ import TestSupport
         let html = folder + "/course/html/" + (try #require(used))
         try (String(contentsOfFile: html, encoding: .utf8) + "\n<p>One more sentence for issue 33.</p>\n").write(toFile: html, atomically: true, encoding: .utf8)
         _ = try Self.build(into: folder)
-        let after = try Self.split(published)
+        let after = try Self.split(published, keepingManifest: true)
         let changed = Set(after.index.parts.map(\.sha256)).subtracting(before.index.parts.map(\.sha256))
         #expect(changed.count == 1, "one block edited changes one part")
         server.clearLog()
         let resync = try await Self.sync(server.baseURL, into: target)
         #expect(resync.summary?.failures.isEmpty == true)
-        #expect(resync.summary?.downloadedBlocks == 1, "the edited block")
+        #expect(resync.summary?.downloadedBlocks == 2, "the edited block and the search index")
         let (requests, bytes) = Self.sent(server, Self.isManifestRequest)
+        #expect(!requests.contains { $0.hasPrefix("/manifest.json") }, "\(requests)")
         #expect(requests.count == 2, "the index and the one part that changed: \(requests)")
         #expect(requests.contains("/\(ManifestIndex.fileName) 200"))
         #expect(changed.allSatisfy { requests.contains("/\(ManifestPart.path(sha256: $0)) 200") })
