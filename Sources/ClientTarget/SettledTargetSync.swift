@@ -18,7 +18,8 @@ extension ClientTarget {
         let courseRoot = root + "/" + folder
         // Under the lock: a sync running now is not taken for a finished one.
         let lock = try ClientTarget.lock(stateFolder + "/lock", waiting: .none)
-        defer { withExtendedLifetime(lock) {} }
+        let courseLock = try ClientTarget.lock(SyncClient.stateFolder(of: courseRoot) + "/lock", waiting: .none)
+        defer { withExtendedLifetime((lock, courseLock)) {} }
         guard let settled = SettledSync.read(target: courseRoot), settled.isIntact(target: courseRoot) else { return .changed(nil) }
         let client = SyncClient(options: .init(source: request.source, target: courseRoot, timeouts: request.timeouts))
         let fetched: FetchedManifest?

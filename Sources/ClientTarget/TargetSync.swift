@@ -235,7 +235,10 @@ extension ClientTarget {
     func overhead(for course: CourseView, in courseFolder: String) -> UInt64 {
         let usage = diskUsage()
         let courseRoot = root + "/" + courseFolder
-        let copies = [courseRoot + "/manifest.json", SyncClient.stateFolder(of: courseRoot) + "/server-manifest.json", OutlinePage.publishedPath(courseRoot: courseRoot)]
+        let copies = [
+            courseRoot + "/manifest.json", SyncClient.stateFolder(of: courseRoot) + "/server-manifest.json", OutlinePage.publishedPath(courseRoot: courseRoot),
+            SettledSync.path(target: courseRoot),
+        ]
         // What this course's copies and pages take now is replaced by what the sync writes.
         var walk = UsageWalk()
         for path in copies + [courseRoot + "/index.html", courseRoot + "/" + Self.navigationFolderName] { walk.walk(path, as: .state) }
@@ -280,6 +283,8 @@ extension ClientTarget {
         options.contentStore = contentStore.folder
         // The store is shared by every course: `finish` collects over all their manifests.
         options.collectsStore = false
+        // A sync within a budget is never taken for a no-op (`probeSettled`).
+        options.recordsSettled = state.budget == nil
         do {
             return try await SyncClient(options: options).sync(fetched: fetched, progress: progress)
         } catch {

@@ -27,6 +27,8 @@ public struct SettledSync: Sendable, Equatable {
     }
 
     static func path(stateFolder: String) -> String { stateFolder + "/settled.tsv" }
+    /// Where a course folder keeps it.
+    public static func path(target: String) -> String { path(stateFolder: SyncClient.stateFolder(of: target)) }
 
     /// Size, modification time (ns) and inode: a manifest rewritten by anything has another.
     static func stamp(of path: String) -> String? {
@@ -105,8 +107,30 @@ extension SettledSync {
         guard ((try? fm.contentsOfDirectory(atPath: stateFolder + "/downloads")) ?? []).isEmpty,
             !((try? fm.contentsOfDirectory(atPath: stateFolder)) ?? []).contains(where: { SyncLeftovers.temporaryPID($0) != nil })
         else { return false }
+        guard answerStatesMatch(stateFolder: stateFolder) else { return false }
         return folders.allSatisfy { folder, sha in
             BlockInventory.damage(courseRoot: target, stateFolder: stateFolder, blockFolder: folder, archiveSHA256: sha, readingBytes: false) == nil
         }
+    }
+}
+
+extension SettledSync {
+    /// The answer state files (`state/<type>/<name>.js`, see `AnswerStateFiles`) are those of
+    /// installed folders, every installed problem's among them: a sync would otherwise write or
+    /// remove some.
+    func answerStatesMatch(stateFolder: String) -> Bool {
+        let states = stateFolder + "/state"
+        let installed = Set(folders.map(\.folder))
+        var found = Set<String>()
+        let fm = FileManager.default
+        for type in (try? fm.contentsOfDirectory(atPath: states)) ?? [] {
+            for name in (try? fm.contentsOfDirectory(atPath: states + "/" + type)) ?? [] {
+                guard name.hasSuffix(".js"), !name.hasPrefix(".") else { return false }
+                let folder = type + "/" + name.dropLast(3)
+                guard installed.contains(folder) else { return false }
+                found.insert(folder)
+            }
+        }
+        return installed.allSatisfy { !$0.hasPrefix("problem/") || found.contains($0) }
     }
 }

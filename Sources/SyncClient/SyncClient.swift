@@ -39,6 +39,9 @@ public struct SyncClient: Sendable {
         /// Whether the sync deletes store contents its local manifest no longer lists (true when
         /// the store is this course's alone; a multi-course target collects over all courses).
         public var collectsStore = true
+        /// Whether a sync that leaves the course whole records it (`SettledSync`), so that the
+        /// next sync with nothing to do finds out from the index alone.
+        public var recordsSettled = true
 
         /// Twice the largest archive `ZipReader` unpacks by default: room for a course of
         /// long videos, and a bound on what a hostile manifest of many small bombs costs.
@@ -166,7 +169,7 @@ public struct SyncClient: Sendable {
         if options.collectsStore { ContentStore(folder: options.contentStore).collect(keeping: ContentStore.listed(in: local)) }
         let failedArchives = summary.failures.compactMap { failure in downloads.first { $0.usageID == failure.usageID }?.sha256 }
         cleanDownloads(keeping: Set(failedArchives).union(contents?.failed.keys ?? [:].keys))
-        if summary.failures.isEmpty, let settled = SettledSync.whole(server: server.manifest, local: local, fingerprint: server.fingerprint, localManifestPath: localManifestPath) {
+        if options.recordsSettled, summary.failures.isEmpty, let settled = SettledSync.whole(server: server.manifest, local: local, fingerprint: server.fingerprint, localManifestPath: localManifestPath) {
             try? DurableFile.replace(SettledSync.path(stateFolder: stateFolder), with: settled.encoded())
         }
         summary.seconds = Date().timeIntervalSince(started)
