@@ -235,10 +235,7 @@ extension ClientTarget {
     func overhead(for course: CourseView, in courseFolder: String) -> UInt64 {
         let usage = diskUsage()
         let courseRoot = root + "/" + courseFolder
-        let copies = [
-            courseRoot + "/manifest.json", SyncClient.stateFolder(of: courseRoot) + "/server-manifest.json", OutlinePage.publishedPath(courseRoot: courseRoot),
-            SettledSync.path(target: courseRoot),
-        ]
+        let copies = [courseRoot + "/manifest.json", SyncClient.stateFolder(of: courseRoot) + "/server-manifest.json", OutlinePage.publishedPath(courseRoot: courseRoot)]
         // What this course's copies and pages take now is replaced by what the sync writes.
         var walk = UsageWalk()
         for path in copies + [courseRoot + "/index.html", courseRoot + "/" + Self.navigationFolderName] { walk.walk(path, as: .state) }
@@ -248,7 +245,10 @@ extension ClientTarget {
         for name in (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [] {
             inventories.walk(SyncClient.stateFolder(of: root + "/" + name) + "/files", as: .state)
         }
-        let state = usage.state - min(usage.state, inventories.usage.state)
+        // The record of a settled sync goes with this sync, which writes none within a budget.
+        var settled = UsageWalk()
+        settled.walk(SettledSync.path(target: courseRoot), as: .state)
+        let state = usage.state - min(usage.state, inventories.usage.state + settled.usage.state)
         let manifestBytes = UInt64(ManifestFile.encode(course.manifest).count)
         let pages = OutlinePage.estimatedBytes(for: course.manifest)
         // Two copies: the local manifest, and the server's (over HTTP the one kept for a
