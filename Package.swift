@@ -52,7 +52,7 @@ let package = Package(
         .target(name: "CFileCalls"),
         .target(
             name: "SyncClient",
-            dependencies: ["Diagnostics", "Manifest", "ZipArchive", "ZlibStream", "FileSystem", "SafeText", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["Diagnostics", "Manifest", "ZipArchive", "ZlibStream", "FileSystem", "SafeText", "ParallelMap", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .target(name: "IncrementalBuild", dependencies: ["Diagnostics", "FileSystem", "ParallelMap", "ZlibStream", .product(name: "Crypto", package: "swift-crypto")]),
         .target(

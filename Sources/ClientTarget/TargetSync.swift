@@ -63,9 +63,15 @@ extension ClientTarget {
     /// write the pages (`finish`). Bad requests (unknown pin or block, pinned content over the
     /// budget, a folder that is not a target) throw before anything changes.
     public func sync(_ request: SyncRequest, progress: @Sendable (Int, Int) -> Void = { _, _ in }) async throws(ClientError) -> SyncReport {
+        let started = Date()
         let targetKind = try kind()
         let known = targetKind == .multiCourse ? try readState() : State()
-        let fetched = try await fetchManifest(for: request, known: known, targetKind: targetKind)
+        let fetched: FetchedManifest
+        switch try await probeSettled(request, known: known, targetKind: targetKind, started: started) {
+        case .settled(let report): return report
+        case .changed(let probed?): fetched = probed
+        case .changed(nil): fetched = try await fetchManifest(for: request, known: known, targetKind: targetKind)
+        }
         let course = CourseView(fetched.manifest)
         try check(request, against: course)
         var preparation = try prepare(request, course: course, known: known)
@@ -95,6 +101,8 @@ extension ClientTarget {
         keepPublished(fetched.manifest, courseRoot: root + "/" + courseFolder)
         recordUse(of: summary, requested: requested, in: courseFolder, at: now, state: &state)
         try finish(state: &state, courseFolder: courseFolder, filled: room.filled, report: &report)
+        // The whole sync, manifest read, plan and pages included, not only the downloads.
+        report.summary?.seconds = Date().timeIntervalSince(started)
         return report
     }
 
@@ -237,7 +245,10 @@ extension ClientTarget {
         for name in (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [] {
             inventories.walk(SyncClient.stateFolder(of: root + "/" + name) + "/files", as: .state)
         }
-        let state = usage.state - min(usage.state, inventories.usage.state)
+        // The record of a settled sync goes with this sync, which writes none within a budget.
+        var settled = UsageWalk()
+        settled.walk(SettledSync.path(target: courseRoot), as: .state)
+        let state = usage.state - min(usage.state, inventories.usage.state + settled.usage.state)
         let manifestBytes = UInt64(ManifestFile.encode(course.manifest).count)
         let pages = OutlinePage.estimatedBytes(for: course.manifest)
         // Two copies: the local manifest, and the server's (over HTTP the one kept for a
@@ -272,6 +283,8 @@ extension ClientTarget {
         options.contentStore = contentStore.folder
         // The store is shared by every course: `finish` collects over all their manifests.
         options.collectsStore = false
+        // A sync within a budget is never taken for a no-op (`probeSettled`).
+        options.recordsSettled = state.budget == nil
         do {
             return try await SyncClient(options: options).sync(fetched: fetched, progress: progress)
         } catch {

@@ -12,9 +12,15 @@ public enum ManifestLoader {
     /// or broken server cannot make a client hold more than this in memory. The builder checks
     /// its manifests against the same limit.
     public static var sizeLimit: Int { ArchiveLimits.current.maximumManifestSize }
-    private static var shownLimit: String { sizeLimit % (1 << 20) == 0 ? "\(sizeLimit >> 20) MiB" : "\(sizeLimit) bytes" }
+    static var shownLimit: String { sizeLimit % (1 << 20) == 0 ? "\(sizeLimit >> 20) MiB" : "\(sizeLimit) bytes" }
 
+    /// The split form (`manifest-index.json` and its parts) when the source has it, else
+    /// `manifest.json`; parts are read into memory, none kept.
     public static func load(_ source: SyncSource, timeouts: NetworkTimeouts = NetworkTimeouts()) async throws(SyncError) -> CourseManifest {
+        let split = SplitManifestFetch(source: source, timeouts: timeouts, partsFolder: nil)
+        if let indexBytes = try await split.indexBytes() {
+            return try await split.manifest(split.index(from: indexBytes)).manifest
+        }
         let shown = source.location(of: "manifest.json")
         let data: Data
         switch source {

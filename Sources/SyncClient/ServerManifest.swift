@@ -1,3 +1,4 @@
+import FileSystem
 import Foundation
 import Manifest
 
@@ -18,10 +19,23 @@ extension SyncClient {
         var lastModified: String?
     }
 
+    /// What fetching the server's manifest gave: the manifest, nil when its bytes hash to the
+    /// fingerprint the caller knew (then nothing was parsed); `remember` stores what was
+    /// fetched, called only once the sync has used it.
+    struct ServerFetch {
+        var manifest: CourseManifest?
+        var notModified: Bool
+        /// SHA-256 of the bytes the server's manifest is read from: `manifest-index.json`'s in
+        /// the split form, else `manifest.json`'s.
+        var fingerprint: String
+        var remember: @Sendable (_ stateFolder: String) -> Void
+    }
+
     /// The server's manifest, validated. Over HTTP the request is conditional on the last
-    /// one seen, so an unchanged course costs a 304. `remember` stores what was fetched; it is
-    /// called only once the sync has used it.
-    func fetchServerManifest(remember: Bool) async throws(SyncError) -> (CourseManifest, notModified: Bool, remember: @Sendable (_ stateFolder: String) -> Void) {
+    /// one seen, so an unchanged course costs a 304. When its bytes hash to `known`, it is not
+    /// parsed (`manifest` nil).
+    func fetchServerManifest(remember: Bool, unless known: String? = nil) async throws(SyncError) -> ServerFetch {
+        if let split = try await fetchSplitManifest(remember: remember, unless: known) { return split }
         let source = options.source
         let shown = source.location(of: "manifest.json")
         let cachePath = Self.cachePath(stateFolder)
@@ -54,15 +68,43 @@ extension SyncClient {
                 store = { folder in
                     try? body.write(to: URL(fileURLWithPath: Self.cachePath(folder)), options: .atomic)
                     if let encoded = try? JSONEncoder().encode(fresh) { try? encoded.write(to: URL(fileURLWithPath: Self.validatorsPath(folder)), options: .atomic) }
+                    // Read in this form now: a split form kept from before is stale.
+                    unlink(Self.indexPath(folder))
                 }
             case let status:
                 throw .http(url: shown, status: status)
             }
         }
+        let fingerprint = SHA256Hex.of(data)
+        if fingerprint == known { return ServerFetch(manifest: nil, notModified: true, fingerprint: fingerprint, remember: Self.forgetting) }
         let manifest = try ManifestLoader.validated(data, shown: shown)
-        if !remember { store = { _ in } }
-        return (manifest, notModified, store)
+        return ServerFetch(manifest: manifest, notModified: notModified, fingerprint: fingerprint, remember: remember ? store : Self.forgetting)
     }
+
+    /// The split form when the source publishes it (see `SplitManifestFetch`): the index is
+    /// fetched whole (it is small), the parts this target keeps are not fetched again. Nil when
+    /// the source has no index. "Not modified" when the index's bytes are the ones kept.
+    func fetchSplitManifest(remember: Bool, unless known: String?) async throws(SyncError) -> ServerFetch? {
+        let partsFrom = Self.partsFolder(stateFolder)
+        var split = SplitManifestFetch(source: options.source, timeouts: options.timeouts, partsFolder: partsFrom)
+        split.writesParts = remember
+        guard let indexBytes = try await split.indexBytes() else { return nil }
+        let fingerprint = SHA256Hex.of(indexBytes)
+        let kept = FileManager.default.contents(atPath: Self.indexPath(stateFolder)).map { [UInt8]($0) }
+        if fingerprint == known { return ServerFetch(manifest: nil, notModified: kept == indexBytes, fingerprint: fingerprint, remember: Self.forgetting) }
+        let index = try split.index(from: indexBytes)
+        let fetched = try await split.manifest(index)
+        try ManifestValidation.check(fetched.manifest, source: split.indexShown)
+        let store: @Sendable (String) -> Void = { folder in
+            SplitManifestState.remember(indexBytes, index: index, partsFrom: partsFrom, stateFolder: folder)
+        }
+        return ServerFetch(manifest: fetched.manifest, notModified: kept == indexBytes, fingerprint: fingerprint, remember: remember ? store : Self.forgetting)
+    }
+
+    static let forgetting: @Sendable (_ stateFolder: String) -> Void = { _ in }
+
+    static func partsFolder(_ stateFolder: String) -> String { stateFolder + "/parts" }
+    static func indexPath(_ stateFolder: String) -> String { stateFolder + "/" + ManifestIndex.fileName }
 
     static func cachePath(_ stateFolder: String) -> String { stateFolder + "/server-manifest.json" }
 
@@ -74,8 +116,18 @@ extension SyncClient {
     /// nothing is written. Hand it to `sync(fetched:)`, which remembers it once used, so a
     /// caller that must read the manifest first (to know the course) costs no second request.
     public func fetchManifest() async throws(SyncError) -> FetchedManifest {
-        let (manifest, notModified, remember) = try await fetchServerManifest(remember: true)
-        return FetchedManifest(manifest: manifest, notModified: notModified, remember: remember)
+        let fetched = try await fetchServerManifest(remember: true)
+        guard let manifest = fetched.manifest else { throw .local(path: stateFolder, reason: "no manifest was read") }
+        return FetchedManifest(manifest: manifest, notModified: fetched.notModified, fingerprint: fetched.fingerprint, remember: fetched.remember)
+    }
+
+    /// Nil when the server's manifest is still the one whose fingerprint is `known` (a sync
+    /// that left the course whole recorded it, see `SettledSync`): nothing is parsed, so a
+    /// no-op sync of a large course costs one small request. Otherwise as `fetchManifest()`.
+    public func fetchManifest(unlessFingerprint known: String) async throws(SyncError) -> FetchedManifest? {
+        let fetched = try await fetchServerManifest(remember: true, unless: known)
+        guard let manifest = fetched.manifest else { return nil }
+        return FetchedManifest(manifest: manifest, notModified: fetched.notModified, fingerprint: fetched.fingerprint, remember: fetched.remember)
     }
 }
 
@@ -83,5 +135,7 @@ public struct FetchedManifest: Sendable {
     public let manifest: CourseManifest
     /// The server answered 304: `manifest` is the one cached from the last sync.
     public let notModified: Bool
+    /// SHA-256 of the bytes `manifest` was read from (the split form's index, or manifest.json).
+    public let fingerprint: String
     let remember: @Sendable (_ stateFolder: String) -> Void
 }

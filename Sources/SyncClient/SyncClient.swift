@@ -39,6 +39,9 @@ public struct SyncClient: Sendable {
         /// Whether the sync deletes store contents its local manifest no longer lists (true when
         /// the store is this course's alone; a multi-course target collects over all courses).
         public var collectsStore = true
+        /// Whether a sync that leaves the course whole records it (`SettledSync`), so that the
+        /// next sync with nothing to do finds out from the index alone.
+        public var recordsSettled = true
 
         /// Twice the largest archive `ZipReader` unpacks by default: room for a course of
         /// long videos, and a bound on what a hostile manifest of many small bombs costs.
@@ -73,6 +76,20 @@ public struct SyncClient: Sendable {
         /// The server answered 304 to the manifest request.
         public var manifestNotModified = false
         public var seconds = 0.0
+        /// Set when the sync found the course as the last one left it (`SettledSync`): the
+        /// blocks installed, none planned.
+        public var settledBlocks: Int?
+        /// Installed blocks the sync left as they were.
+        public var unchangedBlocks: Int { settledBlocks ?? plan.unchanged.count }
+
+        /// A sync that found the course as the last one left it (`SettledSync`): nothing planned.
+        public static func settled(blocks: Int, seconds: Double) -> Summary {
+            var summary = Summary(plan: SyncPlan(server: CourseManifest(courseID: "", publishedAt: "", generator: "", blocks: []), installed: nil))
+            summary.settledBlocks = blocks
+            summary.manifestNotModified = true
+            summary.seconds = seconds
+            return summary
+        }
 
         mutating func count(_ results: [Result<UInt64, SyncError>?], of downloads: [BlockEntry]) {
             for (block, result) in zip(downloads, results) {
@@ -104,10 +121,11 @@ public struct SyncClient: Sendable {
 
     /// The plan only; nothing is written.
     public func plan() async throws(SyncError) -> (SyncPlan, notModified: Bool) {
-        let (server, notModified, _) = try await fetchServerManifest(remember: false)
+        let fetched = try await fetchServerManifest(remember: false)
+        guard let server = fetched.manifest else { throw .local(path: stateFolder, reason: "no manifest was read") }
         let installed = (try? readInstalled()) ?? nil
         try checkSameCourse(installed: installed, server: server)
-        return (makePlan(server, installed: installed), notModified)
+        return (makePlan(server, installed: installed), fetched.notModified)
     }
 
     /// A source of another course would otherwise plan every installed block as removed.
@@ -128,6 +146,7 @@ public struct SyncClient: Sendable {
         if let fetched { server = fetched } else { server = try await fetchManifest() }
         let installed = try readInstalled()
         try checkSameCourse(installed: installed, server: server.manifest)
+        SettledSync.remove(stateFolder: stateFolder)
         let leftovers = SyncLeftovers(target: options.target).removeAll()
         var summary = Summary(plan: makePlan(server.manifest, installed: installed))
         summary.manifestNotModified = server.notModified
@@ -150,6 +169,9 @@ public struct SyncClient: Sendable {
         if options.collectsStore { ContentStore(folder: options.contentStore).collect(keeping: ContentStore.listed(in: local)) }
         let failedArchives = summary.failures.compactMap { failure in downloads.first { $0.usageID == failure.usageID }?.sha256 }
         cleanDownloads(keeping: Set(failedArchives).union(contents?.failed.keys ?? [:].keys))
+        if options.recordsSettled, summary.failures.isEmpty, let settled = SettledSync.whole(server: server.manifest, local: local, fingerprint: server.fingerprint, localManifestPath: localManifestPath) {
+            try? DurableFile.replace(SettledSync.path(stateFolder: stateFolder), with: settled.encoded())
+        }
         summary.seconds = Date().timeIntervalSince(started)
         return summary
     }

@@ -89,6 +89,7 @@ struct Sync: AsyncParsableCommand {
     }
 
     func run() async throws {
+        _ = ProcessClock.fallbackStart
         let clientTarget = ClientTarget(root: target)
         if dryRun { return try await printPreview(clientTarget) }
         var answersKept = false
@@ -142,7 +143,7 @@ struct Sync: AsyncParsableCommand {
         if !report.expired.isEmpty { extra += ", \(report.expired.count) expired (not opened within --expire-after)" }
         if !report.overBudget.isEmpty { extra += ", \(report.overBudget.count) asked for but over the budget" }
         if !report.repairs.isEmpty { extra += ", \(report.repairs.count) repairs" }
-        printOutput("coursepack: synced \(target)/\(report.courseFolder): \(summary.downloadedBlocks) blocks downloaded (\(summary.downloadedContents) files, \(summary.downloadedBytes) bytes, \(String(format: "%.1f", megabytes)) MB), \(summary.plan.unchanged.count) unchanged, \(summary.removedBlocks) removed\(extra), \(summary.failures.count) failed in \(String(format: "%.2f", summary.seconds)) s\(summary.manifestNotModified ? " (manifest not modified)" : "")")
+        printOutput("coursepack: synced \(target)/\(report.courseFolder): \(summary.downloadedBlocks) blocks downloaded (\(summary.downloadedContents) files, \(summary.downloadedBytes) bytes, \(String(format: "%.1f", megabytes)) MB), \(summary.unchangedBlocks) unchanged, \(summary.removedBlocks) removed\(extra), \(summary.failures.count) failed in \(String(format: "%.2f", max(summary.seconds, ProcessClock.secondsSinceStart()))) s\(summary.manifestNotModified ? " (manifest not modified)" : "")")
         if let budget = report.budget { printOutput("storage: \(report.installedBytes) of \(budget) bytes used") }
         return !summary.failures.isEmpty
     }

@@ -1,0 +1,58 @@
+import FileSystem
+import Foundation
+import SyncClient
+
+extension ClientTarget {
+    /// A plain sync of a course the last sync left whole (`SettledSync`), when the server's
+    /// manifest bytes are still the ones it installed and the target is intact: nothing to do,
+    /// found out from one small request and a look at each installed folder, without parsing,
+    /// planning or rewriting manifests and pages. Otherwise the server's manifest as fetched
+    /// (nil when no look-up was possible), for the full sync.
+    enum SettledProbe {
+        case settled(SyncReport)
+        case changed(FetchedManifest?)
+    }
+
+    func probeSettled(_ request: SyncRequest, known: State, targetKind: Kind, started: Date) async throws(ClientError) -> SettledProbe {
+        guard let folder = settledCandidate(request, known: known, targetKind: targetKind) else { return .changed(nil) }
+        let courseRoot = root + "/" + folder
+        // Under the lock: a sync running now is not taken for a finished one.
+        let lock = try ClientTarget.lock(stateFolder + "/lock", waiting: .none)
+        let courseLock = try ClientTarget.lock(SyncClient.stateFolder(of: courseRoot) + "/lock", waiting: .none)
+        defer { withExtendedLifetime((lock, courseLock)) {} }
+        guard let settled = SettledSync.read(target: courseRoot), settled.isIntact(target: courseRoot) else { return .changed(nil) }
+        let client = SyncClient(options: .init(source: request.source, target: courseRoot, timeouts: request.timeouts))
+        let fetched: FetchedManifest?
+        do {
+            fetched = try await client.fetchManifest(unlessFingerprint: settled.fingerprint)
+        } catch {
+            throw .sync(error)
+        }
+        if let fetched { return .changed(fetched) }
+        var report = SyncReport()
+        report.courseFolder = folder
+        report.summary = .settled(blocks: settled.blocks, seconds: Date().timeIntervalSince(started))
+        return .settled(report)
+    }
+
+    /// The course folder a plain request syncs, when nothing but the server's manifest could
+    /// give the sync something to do: no selection, pin, prefetch or setting changed, no
+    /// budget (what other courses took may have changed since), no block due to expire,
+    /// nothing at the target's root but its courses, no temporary file of a killed writer.
+    private func settledCandidate(_ request: SyncRequest, known: State, targetKind: Kind) -> String? {
+        guard targetKind == .multiCourse, request.selection.isEmpty, request.pin.isEmpty, request.unpin.isEmpty, request.next == nil,
+            request.budget == nil, request.expireAfter == nil, known.budget == nil,
+            let folder = known.courses.first(where: { $0.value.source == request.source.description })?.key
+        else { return nil }
+        if let expireAfter = known.expireAfter {
+            let now = request.now().timeIntervalSince1970
+            guard !known.courses.values.contains(where: { $0.lastUse.values.contains { now - $0 > expireAfter } }) else { return nil }
+        }
+        let fm = FileManager.default
+        let atRoot: Set<String> = [Self.stateFolderName, "index.html"]
+        guard ((try? fm.contentsOfDirectory(atPath: root)) ?? []).allSatisfy({ atRoot.contains($0) || known.courses[$0] != nil }),
+            !((try? fm.contentsOfDirectory(atPath: stateFolder)) ?? []).contains(where: { SyncLeftovers.temporaryPID($0) != nil })
+        else { return nil }
+        return folder
+    }
+}

@@ -1,0 +1,183 @@
+import FileSystem
+import Foundation
+import Manifest
+import ZipArchive
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Reads a split manifest (`manifest-index.json` and the parts it names) from a source that may
+/// be hostile. Parts are content-addressed and immutable: those kept from an earlier sync in
+/// `partsFolder` are read from there (checked again), only the others are downloaded, so after
+/// a one-block edit a client fetches the index and the one part that changed.
+struct SplitManifestFetch {
+    let source: SyncSource
+    let timeouts: NetworkTimeouts
+    /// Where verified parts are kept (`<sha256>.json`) and looked for; nil: none are.
+    let partsFolder: String?
+    /// Whether parts downloaded now are written to `partsFolder` (not for a dry run).
+    var writesParts = true
+
+    /// What reading the parts cost: parts downloaded and their bytes.
+    struct Fetched {
+        var manifest: CourseManifest
+        var downloadedParts = 0
+        var downloadedBytes: UInt64 = 0
+    }
+
+    var indexShown: String { source.location(of: ManifestIndex.fileName) }
+
+    /// The index's bytes, nil when the source has none (a publish from before the split form:
+    /// the caller reads `manifest.json`). Refused past `maximumManifestSize`.
+    func indexBytes() async throws(SyncError) -> [UInt8]? {
+        let shown = indexShown
+        switch source {
+        case .folder(let path):
+            let file = path + "/" + ManifestIndex.fileName
+            var info = stat()
+            guard stat(file, &info) == 0 else { return nil }
+            guard info.st_size <= ManifestLoader.sizeLimit else { throw .unsafeManifest(source: shown, reason: "index larger than \(ManifestLoader.shownLimit)") }
+            guard let data = FileManager.default.contents(atPath: file) else { throw .unreachable(source: shown, reason: "cannot be read") }
+            return [UInt8](data)
+        case .http(let base):
+            let (data, response) = try await ManifestLoader.fetch(
+                URLRequest(url: base.appendingPathComponent(ManifestIndex.fileName)), shown: shown, timeouts: timeouts)
+            switch response?.statusCode ?? 0 {
+            case 200: return [UInt8](data)
+            // Not published in the split form (S3 answers 403 for a missing key without list rights).
+            case 403, 404, 410: return nil
+            case let status: throw .http(url: shown, status: status)
+            }
+        }
+    }
+
+    /// Parses the index and checks what it names before any part is read: each part's name is
+    /// its sha256 (64 lowercase hex digits, so its path stays in `manifest/`), no part is
+    /// larger than a manifest may be, and all of them together stay within
+    /// `maximumSplitManifestSize`.
+    func index(from bytes: [UInt8]) throws(SyncError) -> ManifestIndex {
+        let shown = indexShown
+        let index: ManifestIndex
+        do {
+            index = try ManifestFile.decodeIndex(bytes, path: shown)
+        } catch {
+            throw .manifest(error)
+        }
+        let limits = ArchiveLimits.current
+        var total: UInt64 = 0
+        for part in index.parts {
+            guard Self.isSHA256(part.sha256) else {
+                throw .unsafeManifest(source: shown, reason: "names a part \"\(part.sha256.prefix(80))\" that is not a sha256 (64 lowercase hex digits)")
+            }
+            guard part.size <= UInt64(limits.maximumManifestSize) else {
+                throw .unsafeManifest(source: shown, reason: "part \(part.path) is \(part.size) bytes, larger than \(ManifestLoader.shownLimit)")
+            }
+            total += part.size
+        }
+        guard total <= limits.maximumSplitManifestSize else {
+            throw .unsafeManifest(source: shown, reason: "its parts add up to \(total) bytes, more than the limit of \(limits.maximumSplitManifestSize)")
+        }
+        return index
+    }
+
+    static func isSHA256(_ text: String) -> Bool {
+        text.utf8.count == 64 && text.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+    }
+
+    /// The manifest the index and its parts describe, each part from `partsFolder` when kept
+    /// there, downloaded and checked otherwise. Nothing in `partsFolder` but verified parts.
+    func manifest(_ index: ManifestIndex) async throws(SyncError) -> Fetched {
+        if let partsFolder, writesParts {
+            do {
+                try FileManager.default.createDirectory(atPath: partsFolder, withIntermediateDirectories: true)
+            } catch {
+                throw .local(path: partsFolder, reason: "cannot create the folder")
+            }
+        }
+        var parts: [ManifestPart] = []
+        parts.reserveCapacity(index.parts.count)
+        var downloaded = (count: 0, bytes: UInt64(0))
+        for reference in index.parts {
+            let shown = source.location(of: reference.path)
+            var bytes = kept(reference)
+            if bytes == nil {
+                let fetched = try await fetch(reference, shown: shown)
+                downloaded.count += 1
+                downloaded.bytes += reference.size
+                keep(fetched, as: reference)
+                bytes = fetched
+            }
+            do {
+                parts.append(try ManifestFile.decodePart(bytes ?? [], path: shown))
+            } catch {
+                throw .manifest(error)
+            }
+        }
+        return Fetched(manifest: ManifestSplit.assemble(index, parts: parts), downloadedParts: downloaded.count, downloadedBytes: downloaded.bytes)
+    }
+
+    /// A part kept from an earlier sync, when its bytes are still the ones named.
+    func kept(_ reference: PartReference) -> [UInt8]? {
+        guard let partsFolder else { return nil }
+        let path = partsFolder + "/" + reference.sha256 + ".json"
+        var info = stat()
+        guard stat(path, &info) == 0, UInt64(info.st_size) == reference.size, let data = FileManager.default.contents(atPath: path) else { return nil }
+        let bytes = [UInt8](data)
+        guard ManifestSplit.verify(bytes, as: reference) else {
+            unlink(path)
+            return nil
+        }
+        return bytes
+    }
+
+    /// Written before any index naming it is kept (`SplitManifestState.remember` syncs them).
+    func keep(_ bytes: [UInt8], as reference: PartReference) {
+        guard let partsFolder, writesParts else { return }
+        try? DurableFile.replace(partsFolder + "/" + reference.sha256 + ".json", with: bytes, synced: false)
+    }
+
+    /// One part's bytes, refused past the size the index gives (streamed: never more held),
+    /// short of it, or not hashing to its name.
+    func fetch(_ reference: PartReference, shown: String) async throws(SyncError) -> [UInt8] {
+        let bytes: [UInt8]
+        switch source {
+        case .folder(let path):
+            let file = path + "/" + reference.path
+            var info = stat()
+            guard stat(file, &info) == 0, let data = FileManager.default.contents(atPath: file) else {
+                throw .unreachable(source: shown, reason: "no such part, although \(ManifestIndex.fileName) names it")
+            }
+            guard UInt64(info.st_size) <= reference.size, data.count <= Int(reference.size) else {
+                throw .unsafeManifest(source: shown, reason: "part is \(info.st_size) bytes, the index says \(reference.size)")
+            }
+            bytes = [UInt8](data)
+        case .http(let base):
+            bytes = try await download(URLRequest(url: base.appendingPathComponent(reference.path)), reference: reference, shown: shown)
+        }
+        guard UInt64(bytes.count) == reference.size else {
+            throw .unsafeManifest(source: shown, reason: "part is truncated: \(bytes.count) of the \(reference.size) bytes the index says")
+        }
+        guard ManifestSplit.verify(bytes, as: reference) else {
+            throw .unsafeManifest(source: shown, reason: "part's bytes do not match the sha256 the index names")
+        }
+        return bytes
+    }
+
+    private func download(_ request: URLRequest, reference: PartReference, shown: String) async throws(SyncError) -> [UInt8] {
+        do {
+            let (data, response) = try await StreamingTransfer.fetch(request, limit: Int(reference.size), timeouts: timeouts)
+            let status = response?.statusCode ?? 0
+            guard status == 200 else { throw SyncError.http(url: shown, status: status) }
+            return [UInt8](data)
+        } catch let error as SyncError {
+            throw error
+        } catch TransferFailure.tooLarge {
+            throw .unsafeManifest(source: shown, reason: "part is larger than the \(reference.size) bytes the index says; cut off")
+        } catch let error as TransferFailure {
+            throw .unreachable(source: shown, reason: "\(error)")
+        } catch {
+            throw .unreachable(source: shown, reason: error.localizedDescription)
+        }
+    }
+}
