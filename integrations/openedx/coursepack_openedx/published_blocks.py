@@ -2,53 +2,20 @@
 published, read by the LMS side to tell devices which of their blocks are outdated. A block's
 version is its manifest `content_hash`."""
 
-import hashlib
 import json
-import os
-import re
 
 from django.db import transaction
 
 from .models import PublishedBlock
 
 
-def read_manifest_blocks(manifest_path):
-    """{"blocks": [...]} of the publish at manifest_path: manifest.json, or, for a course too
-    large for it (the build's warning CP331), the parts that manifest-index.json beside it
-    names, in its order, each checked against its sha256 (docs/formats.md, the split manifest)."""
-    if os.path.exists(manifest_path):
-        with open(manifest_path, encoding="utf-8") as file:
-            manifest = json.load(file)
-        if not isinstance(manifest, dict) or not isinstance(manifest.get("blocks"), list):
-            raise ValueError(f"{manifest_path} is not a coursepack manifest (no blocks list)")
-        return manifest
-    folder = os.path.dirname(manifest_path)
-    index_path = os.path.join(folder, "manifest-index.json")
-    with open(index_path, encoding="utf-8") as file:
-        index = json.load(file)
-    if not isinstance(index, dict) or not isinstance(index.get("parts"), list):
-        raise ValueError(f"{index_path} is not a coursepack manifest index (no parts list)")
-    blocks = []
-    for part in index["parts"]:
-        sha256 = part.get("sha256") if isinstance(part, dict) else None
-        if not isinstance(sha256, str) or not re.fullmatch(r"[0-9a-f]{64}", sha256):
-            raise ValueError(f"{index_path} names a part that is not a SHA-256 name: {sha256!r}")
-        path = os.path.join(folder, "manifest", sha256 + ".json")
-        with open(path, "rb") as file:
-            data = file.read()
-        if hashlib.sha256(data).hexdigest() != sha256:
-            raise ValueError(f"{path} is not the part {index_path} names (sha256 differs)")
-        part_blocks = json.loads(data).get("blocks")
-        if not isinstance(part_blocks, list):
-            raise ValueError(f"{path} is not a coursepack manifest part (no blocks list)")
-        blocks += part_blocks
-    return {"blocks": blocks}
-
-
 def record_published_blocks(course_id, manifest_path):
     """Replaces the course's versions with those of the manifest at manifest_path; returns how
     many blocks have one (blocks that are not offline have no content_hash and no version)."""
-    manifest = read_manifest_blocks(manifest_path)
+    with open(manifest_path, encoding="utf-8") as file:
+        manifest = json.load(file)
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("blocks"), list):
+        raise ValueError(f"{manifest_path} is not a coursepack manifest (no blocks list)")
     versions = {
         block["usage_id"]: PublishedBlock(course_id=course_id, usage_id=block["usage_id"],
                                           content_hash=block["content_hash"], last_modified=block.get("last_modified") or "")
