@@ -15,10 +15,13 @@ extension DiagnosticID {
     public static let manifestInvalid = DiagnosticID("CP322", "a manifest is not valid")
     public static let manifestNewer = DiagnosticID("CP323", "a manifest's schema is newer than this coursepack")
     public static let publishMismatch = DiagnosticID("CP330", "a published archive does not match its manifest")
+    public static let manifestSplitOnly = DiagnosticID("CP331", "manifest.json is too large for clients: only manifest-index.json is written")
+    public static let manifestBeyondClientLimit = DiagnosticID("CP332", "a manifest part or index is larger than clients accept")
 
     static let building: [DiagnosticID] = [
         runtimeNotInstalled, outputUnusable, outputBusy, buildOptionInvalid, courseNotLoaded,
         fileCallFailed, entryNameInvalid, compressionFailed, archiveMalformed, archiveRefused,
-        manifestUnreadable, manifestUnwritable, manifestInvalid, manifestNewer, publishMismatch,
+        manifestUnreadable, manifestUnwritable, manifestInvalid, manifestNewer, publishMismatch, manifestSplitOnly,
+        manifestBeyondClientLimit,
     ]
 }

@@ -58,12 +58,13 @@ public struct IncrementalBuild: Sendable {
             newest: course.newest, fresh: course.fresh)
     }
 
-    /// The manifest and everything in the archive folders; a report written beside the
+    /// The manifest, its index, and everything in the archive folders (the index's parts too); a report written beside the
     /// manifest is not the publish. Files an older coursepack left at the top (`.coursepack…`)
     /// count, so a build that would find them does not stop before removing them.
     public func stampOutputs(workers: Int = 1) -> String? {
         TreeStamp.of(outputFolder, workers: workers, listsFresh: false) { name, depth, isFolder in
-            depth > 1 || isFolder || name == Array("manifest.json".utf8) || name.starts(with: Array(".coursepack".utf8))
+            depth > 1 || isFolder || name == Array("manifest.json".utf8) || name == Array("manifest-index.json".utf8)
+                || name.starts(with: Array(".coursepack".utf8))
         }?.digest
     }
 

@@ -57,12 +57,13 @@ public struct CoursePackager: Sendable {
         let (manifest, search) = try composeManifest(
             of: course, export: export.directory, renderer: renderer, blocks: blocks, previous: previous.manifest,
             collected: &collected, report: &report)
-        try writeManifest(
-            manifest, previous: previous.manifest, staged: collected.staged, writtenFolders: collected.writtenFolders,
-            pending: blocks.assets.writer.pendingSyncs)
+        let written = try writeManifest(
+            manifest, previous: previous, staged: collected.staged, writtenFolders: collected.writtenFolders,
+            pending: blocks.assets.writer.pendingSyncs, report: &report)
         saveState(incremental, blocks: blocks, search: search)
         report.counts.removed = removeUnnamedArchives(previous: previous.archives, manifest: manifest)
         CourseFileRemoval.removeUnnamed(in: options.outputFolder, manifest: manifest)
+        ManifestWrite.removeUnnamedParts(in: options.outputFolder, keeping: written.split.index)
         record(&report, in: incremental, inputs: pendingInputs, clean: !collected.failedWhileWriting, started: started, loaded: loaded)
         return report
     }
@@ -185,6 +186,8 @@ public struct CoursePackager: Sendable {
         [
             Version.current, renderer.fingerprint + "/" + SearchIndexStep.fingerprint + "/" + PageRuntime.stamp(of: options.runtimeSource),
             options.lmsURL ?? "-", "\(options.compressionLevel)", options.generator, BlockNote.format, options.publicURL ?? "-",
+            // Whether manifest.json is written depends on the clients' limit.
+            "manifest<=\(ArchiveLimits.current.maximumManifestSize)",
         ]
     }
 
@@ -235,6 +238,8 @@ public struct CoursePackager: Sendable {
     /// The publish already in the output folder: its manifest and the archives it names.
     struct PreviousPublish: Sendable {
         let manifest: CourseManifest?
+        /// How the folder holds it (`manifest.json`, the index and its bytes).
+        let published: PublishedManifest?
         let archives: Set<String>
         let entries: [String: BlockEntry]
         /// When the manifest was written: every archive it names was in place before then.
@@ -244,14 +249,19 @@ public struct CoursePackager: Sendable {
     /// Reads the previous manifest, refusing a corrupt or newer one, another course's, or one
     /// naming anything but `<type>/<name>.zip`: the build deletes what it names, so it is
     /// checked as strictly as a server's manifest before anything it names is touched.
+    /// Without `manifest.json` (a course too large for it), the index and its parts are the
+    /// previous publish; a part missing or not what the index names is refused like a broken
+    /// manifest, naming the part.
     private func previousPublish(of course: Course) throws(BuildError) -> PreviousPublish {
-        let manifestPath = options.outputFolder + "/manifest.json"
-        let previous: CourseManifest?
+        let out = options.outputFolder
+        let published: PublishedManifest?
         do {
-            previous = try ManifestFile.read(manifestPath)
+            published = try PublishedManifest.read(folder: out)
         } catch {
             throw .previousManifest(error)
         }
+        let previous = published?.manifest
+        let manifestPath = out + "/" + (published?.hasWholeFile == false ? ManifestIndex.fileName : PublishedManifest.wholeFileName)
         if let previous, previous.courseID != course.id {
             throw .output(path: manifestPath, reason: "belongs to \(previous.courseID), not \(course.id); use another --out")
         }
@@ -263,7 +273,7 @@ public struct CoursePackager: Sendable {
             throw .output(path: manifestPath, reason: "names \"\(unsafe)\" as an archive, which is not of the form <type>/<name>.zip; refusing to touch what it names")
         }
         return PreviousPublish(
-            manifest: previous, archives: archives,
+            manifest: previous, published: published, archives: archives,
             entries: Dictionary((previous?.blocks ?? []).map { ($0.usageID, $0) }, uniquingKeysWith: { a, _ in a }),
             written: FileStamp.of(manifestPath)?.modified)
     }
@@ -434,20 +444,57 @@ public struct CoursePackager: Sendable {
     /// Every archive's data and name reach the disk before a manifest naming it replaces the old
     /// one. Archives are written without a sync each (`PendingSyncs`) and made durable together
     /// here: on a disk whose flush costs about a millisecond, a build of 3,000 pages otherwise
-    /// spends seconds waiting in fsync. Then their folders are synced, unless the whole file
-    /// system was. The manifest is synced before its rename: after a power cut, the manifest on
-    /// disk names only archives whose bytes are on disk too. Staged archives are named by an
-    /// interim manifest, then swapped in.
+    /// spends seconds waiting in fsync. The manifest's new parts go with them; then their folders
+    /// are synced, unless the whole file system was. `manifest.json` and the index are each
+    /// synced before their rename, the index last: after a power cut, whichever is on disk names
+    /// only parts and archives whose bytes are on disk too. Staged archives are named by an
+    /// interim manifest, then swapped in. Returns what was written.
     private func writeManifest(
-        _ manifest: CourseManifest, previous: CourseManifest?, staged: [(entry: Int, path: String)], writtenFolders: Set<String>,
-        pending: PendingSyncs?
-    ) throws(BuildError) {
+        _ manifest: CourseManifest, previous: PreviousPublish, staged: [(entry: Int, path: String)], writtenFolders: Set<String>,
+        pending: PendingSyncs?, report: inout BuildReport
+    ) throws(BuildError) -> ManifestWrite {
         let out = options.outputFolder
-        let manifestPath = out + "/manifest.json"
-        var interim = manifest
-        for (index, path) in staged { interim.blocks[index] = Staging.pointing(interim.blocks[index], at: path) }
-        // The interim names longer (staged) paths: the larger of the two.
-        try Self.checkClientAccepts(interim, path: manifestPath)
+        let final = ManifestWrite(manifest)
+        report.warnings += final.warnings
+        var interim: ManifestWrite?
+        if !staged.isEmpty {
+            var pointing = manifest
+            for (index, path) in staged { pointing.blocks[index] = Staging.pointing(pointing.blocks[index], at: path) }
+            interim = ManifestWrite(pointing)
+        }
+        var folders = writtenFolders
+        for write in [interim, final].compactMap({ $0 }) {
+            if try write.writeParts(in: out, pending: pending) { folders.insert(out + "/" + ManifestPart.folder) }
+        }
+        try makeDurable(pending: pending, folders: folders)
+        do {
+            if let interim {
+                try interim.writeTop(in: out, whole: true, index: true)
+                for (index, path) in staged {
+                    try Staging.promote(out + "/" + path, to: out + "/" + (manifest.blocks[index].archive ?? path))
+                }
+                try Self.syncFolders(writtenFolders)
+            }
+            // After staging, the files on disk name the staged copies, even when the final
+            // manifest equals the previous publish (an archive written again with the same content).
+            let restage = interim != nil
+            let whole = restage || manifest != previous.manifest || previous.published?.hasWholeFile != true
+            let index = restage || previous.published?.indexBytes != final.indexBytes
+            try final.writeTop(in: out, whole: whole, index: index)
+        } catch let error as ManifestError {
+            throw .publish(error)
+        } catch let error as BuildError {
+            throw error
+        } catch {
+            throw .output(path: out + "/" + ManifestIndex.fileName, reason: "\(error)")
+        }
+        for (_, path) in staged { unlink(out + "/" + path) }
+        return final
+    }
+
+    /// Archives and parts written so far reach the disk, and the folders that hold their names.
+    private func makeDurable(pending: PendingSyncs?, folders: Set<String>) throws(BuildError) {
+        let out = options.outputFolder
         var namesAreDurable = false
         do {
             namesAreDurable = try pending?.flush(within: out) ?? false
@@ -456,42 +503,8 @@ public struct CoursePackager: Sendable {
         }
         if !namesAreDurable {
             // DIR itself too: it may hold type folders made by this build.
-            try Self.syncFolders(writtenFolders.isEmpty ? [] : writtenFolders.union([out]))
+            try Self.syncFolders(folders.isEmpty ? [] : folders.union([out]))
         }
-        do {
-            if !staged.isEmpty {
-                try ManifestFile.write(interim, to: manifestPath)
-                for (index, path) in staged {
-                    try Staging.promote(out + "/" + path, to: out + "/" + (manifest.blocks[index].archive ?? path))
-                }
-                try Self.syncFolders(writtenFolders)
-            }
-            // After staging, the manifest on disk names the staged copies, even when the final one
-            // equals the previous publish (an archive written again with the same content).
-            if manifest != previous || !staged.isEmpty {
-                let previousStamp = FileStamp.of(manifestPath)
-                try ManifestFile.write(manifest, to: manifestPath)
-                Self.advanceModificationTime(of: manifestPath, past: previousStamp?.modified)
-            }
-        } catch let error as ManifestError {
-            throw .publish(error)
-        } catch let error as BuildError {
-            throw error
-        } catch {
-            throw .output(path: manifestPath, reason: "\(error)")
-        }
-        for (_, path) in staged { unlink(out + "/" + path) }
-    }
-
-    /// A manifest larger than clients accept (`ArchiveLimits`) is not written: every sync would
-    /// refuse it, and the previous publish, which they accept, stays.
-    static func checkClientAccepts(_ manifest: CourseManifest, path: String) throws(BuildError) {
-        let limit = ArchiveLimits.current.maximumManifestSize
-        let size = ManifestFile.encode(manifest).count
-        guard size > limit else { return }
-        throw .output(
-            path: path,
-            reason: "the manifest would be \(size) bytes, more than the \(limit) a client accepts; the previous manifest is kept (split the course, or shorten its names)")
     }
 
     /// Archives of removed blocks (and a replaced runtime) go only after the manifest that no

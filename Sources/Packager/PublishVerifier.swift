@@ -12,13 +12,15 @@ public enum PublishVerifier {
         public var archivesChecked = 0
         /// Course files (`files/`) checked: decoded and hashed.
         public var contentsChecked = 0
+        /// Parts of the split manifest checked: size, hash, decoded.
+        public var partsChecked = 0
         public var problems: [Diagnostic] = []
     }
 
     public static func verify(folder: String) throws(BuildError) -> Result {
-        let manifest = try readManifest(in: folder)
-        var result = Result(manifest: manifest)
+        var result = try ManifestCheck.read(folder: folder)
         var seen = Set<String>()
+        let manifest = result.manifest
         for block in manifest.blocks + sharedEntries(of: manifest) {
             var messages: [String] = []
             if !seen.insert(block.usageID).inserted { messages.append("listed twice in the manifest") }
@@ -46,22 +48,6 @@ public enum PublishVerifier {
         result.contentsChecked = manifest.files?.count ?? 0
         for (file, message) in CourseFileCheck.contentProblems(in: folder, manifest: manifest) {
             result.problems.append(Diagnostic(block: manifest.courseID, file: file, message: message, id: .publishMismatch))
-        }
-    }
-
-    private static func readManifest(in folder: String) throws(BuildError) -> CourseManifest {
-        let path = folder + "/manifest.json"
-        do {
-            guard let read = try ManifestFile.read(path) else {
-                throw BuildError.output(path: path, reason: "no manifest.json: not a published folder")
-            }
-            return read
-        } catch let error as BuildError {
-            throw error
-        } catch let error as ManifestError {
-            throw .previousManifest(error)
-        } catch {
-            throw .output(path: path, reason: "\(error)")
         }
     }
 

@@ -34,7 +34,7 @@ public struct PublishRecord: Codable, Sendable, Equatable {
 enum PublishKeys {
     /// Relative, no `.`/`..`/empty segments, not one of the files a publish itself manages.
     static func isSafe(_ key: String) -> Bool {
-        guard !key.isEmpty, !key.hasPrefix("/"), key != "manifest.json", key != PublishRecord.key else { return false }
+        guard !key.isEmpty, !key.hasPrefix("/"), key != "manifest.json", key != ManifestIndex.fileName, key != PublishRecord.key else { return false }
         return key.split(separator: "/", omittingEmptySubsequences: false).allSatisfy { !$0.isEmpty && $0 != "." && $0 != ".." && !$0.contains("\\") }
     }
 
@@ -60,8 +60,17 @@ enum PublishKeys {
         return CourseFile.isContentKey(String(name)) && parts[1] == name.prefix(2)
     }
 
-    /// What a publish may write or delete for a course: an archive, a staged copy, or a content.
-    static func isPublishedKey(_ key: String) -> Bool { isArchiveKey(key) || isContentKey(key) }
+    /// A part of the split manifest, `manifest/<sha256>.json`, exactly as `PartReference.path`
+    /// derives it.
+    static func isPartKey(_ key: String) -> Bool {
+        let parts = key.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, parts[0] == Substring(ManifestPart.folder), parts[1].hasSuffix(".json") else { return false }
+        return CourseFile.isContentKey(String(parts[1].dropLast(5)))
+    }
+
+    /// What a publish may write or delete for a course: an archive, a staged copy, a content,
+    /// or a part of the split manifest.
+    static func isPublishedKey(_ key: String) -> Bool { isArchiveKey(key) || isContentKey(key) || isPartKey(key) }
 
     /// `html/.x.zip.staged-0123abcd…`: where a changed archive goes up first, beside the one the
     /// live manifest names (the same naming as a local build's staging).

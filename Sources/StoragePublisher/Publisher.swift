@@ -18,7 +18,7 @@ public struct Publisher: Sendable {
     }
 
     /// One file the local manifest names.
-    struct LocalFile: Sendable {
+    struct LocalFile: Sendable, Equatable {
         var key: String
         var size: UInt64
         var sha256: String
@@ -36,14 +36,15 @@ public struct Publisher: Sendable {
     /// at the target itself with the `.flat` layout, then records it in the target's `courses.json`.
     public func publish() async throws(PublishError) -> PublishReport {
         let started = Date()
-        let local = try readLocalManifest()
+        let published = try readLocalPublish()
+        let local = published.manifest
         let prefix = options.layout == .flat ? "" : CourseFolder.name(for: local.courseID)
         let course = prefix.isEmpty ? self : Publisher(folder: folder, store: PrefixedStore(inner: store, prefix: prefix), options: options)
-        var report = try await course.publishCourse(local)
+        var report = try await course.publishCourse(published)
         report.target = store.location
         report.courseID = local.courseID
         report.coursePrefix = prefix
-        report.manifest = course.store.location + "/manifest.json"
+        report.manifest = course.store.location + "/" + (published.hasWholeFile ? PublishedManifest.wholeFileName : ManifestIndex.fileName)
         if !prefix.isEmpty, let warning = await flatCopyWarning(of: local) { report.warnings.append(warning) }
         if !options.dryRun { try await updateIndex(local, prefix: prefix, report: &report) }
         report.seconds = Date().timeIntervalSince(started)
@@ -51,18 +52,21 @@ public struct Publisher: Sendable {
     }
 
     /// The publish itself, with `store` being the course's own place.
-    private func publishCourse(_ local: CourseManifest) async throws(PublishError) -> PublishReport {
+    private func publishCourse(_ published: PublishedManifest) async throws(PublishError) -> PublishReport {
         var report = PublishReport(target: store.location, dryRun: options.dryRun)
-        let files = try localFiles(of: local)
+        let local = published.manifest
+        let files = try localFiles(of: local) + Self.localParts(of: published)
         let (remote, record) = try await readTarget(publishing: local)
         let named = Set(files.map(\.key))
-        let live = Set(Self.archives(of: remote).filter(PublishKeys.isArchiveKey) + Self.contents(of: remote).filter(PublishKeys.isContentKey))
+        let live = Set(
+            Self.archives(of: remote?.manifest).filter(PublishKeys.isArchiveKey) + Self.contents(of: remote?.manifest).filter(PublishKeys.isContentKey)
+                + Self.parts(of: remote).filter(PublishKeys.isPartKey))
         let uploads = try await plannedUploads(files, live: live, report: &report)
         try checkLocalBytes(of: uploads)
         report.uploads = uploads.map { .init(key: $0.file.key, bytes: $0.file.size, reason: $0.reason, stagedAs: $0.staged) }
-        let localManifestData = ManifestFile.encode(local)
-        let manifestChanged = remote.map(ManifestFile.encode) != localManifestData
-        let next = nextRecord(after: record, named: named, live: live, uploads: uploads)
+        let manifestChanged = Self.topFilesChanged(published, remote: remote)
+        let interimParts = Self.interimParts(of: published, staged: Self.stagedKeys(uploads))
+        let next = nextRecord(after: record, named: named, live: live, uploads: uploads, interim: interimParts.map(\.reference.path))
 
         if options.dryRun {
             dryRun(next, live: live, report: &report)
@@ -74,13 +78,16 @@ public struct Publisher: Sendable {
                     try await putRecord(next, report: &report)
                     changed = true
                 }
-                changed = try await upload(uploads, of: local, report: &report) || changed
+                changed = try await upload(uploads, of: published, remote: remote, interimParts: interimParts, report: &report) || changed
                 // 3. The manifest, last.
-                if manifestChanged || uploads.contains(where: { $0.staged != nil }) {
-                    try await putManifest(localManifestData, report: &report)
+                let staged = uploads.contains(where: { $0.staged != nil })
+                if manifestChanged || staged {
+                    try await putTopFiles(of: local, local: published, remote: remote, force: staged, report: &report)
+                    if !staged { try await deleteStaleWholeFile(local: published, remote: remote, report: &report) }
                     changed = true
                 }
-                try await startGracePeriods(next, live: live, named: named, uploads: uploads, report: &report)
+                try await startGracePeriods(
+                    next, live: live, named: named, uploads: uploads, interim: interimParts.map(\.reference.path), report: &report)
             } catch {
                 throw .store(error, changedTarget: changed)
             }
@@ -89,24 +96,17 @@ public struct Publisher: Sendable {
     }
 
     /// The target's manifest and publish record, as they are before this publish.
-    private func readTarget(publishing local: CourseManifest) async throws(PublishError) -> (CourseManifest?, PublishRecord) {
-        let remoteData: Data?
+    private func readTarget(publishing local: CourseManifest) async throws(PublishError) -> (PublishedManifest?, PublishRecord) {
         let record: PublishRecord
         do {
-            remoteData = try await store.get("manifest.json")
             record = PublishRecord.decode(try await store.get(PublishRecord.key))
         } catch {
             throw .store(error, changedTarget: false)
         }
-        guard let remoteData else { return (nil, record) }
-        let remote: CourseManifest
-        do {
-            remote = try ManifestFile.decode(remoteData, path: "\(store.location)/manifest.json")
-        } catch {
-            throw .remoteManifest(error)
-        }
-        guard remote.courseID == local.courseID else {
-            throw .otherCourse(manifest: "\(store.location)/manifest.json", found: remote.courseID, publishing: local.courseID)
+        guard let remote = try await readRemotePublish() else { return (nil, record) }
+        guard remote.manifest.courseID == local.courseID else {
+            let file = remote.hasWholeFile ? PublishedManifest.wholeFileName : ManifestIndex.fileName
+            throw .otherCourse(manifest: "\(store.location)/\(file)", found: remote.manifest.courseID, publishing: local.courseID)
         }
         return (remote, record)
     }
@@ -127,8 +127,10 @@ public struct Publisher: Sendable {
                 continue
             }
             // Overwriting an archive the live manifest names would make it name other bytes. A
-            // content's name is its bytes: one found different is damaged, and replaced in place.
-            let staged = live.contains(file.key) && object != nil && !PublishKeys.isContentKey(file.key)
+            // content's (or a part's) name is its bytes: one found different is damaged, and
+            // replaced in place.
+            let inPlace = PublishKeys.isContentKey(file.key) || PublishKeys.isPartKey(file.key)
+            let staged = live.contains(file.key) && object != nil && !inPlace
                 ? PublishKeys.staged(file.key, sha256: file.sha256) : nil
             uploads.append(Upload(file: file, staged: staged, reason: object == nil ? "new" : "changed"))
         }
@@ -179,14 +181,16 @@ public struct Publisher: Sendable {
     /// grace period, and everything the new manifest names that the live one does not, uploaded
     /// now or already there (even an archive taken back from `removed`), is pending: if this
     /// publish dies before its manifest, the next one finds them here and schedules their deletion.
-    private func nextRecord(after record: PublishRecord, named: Set<String>, live: Set<String>, uploads: [Upload]) -> PublishRecord {
+    private func nextRecord(
+        after record: PublishRecord, named: Set<String>, live: Set<String>, uploads: [Upload], interim: [String]
+    ) -> PublishRecord {
         var next = record
         next.removed = next.removed.filter { !named.contains($0.key) }
         let stamp = Self.timestamp(options.now())
         for key in live.subtracting(named) { next.removed[key] = stamp }
         let orphans = Set(next.pending).subtracting(named).subtracting(live)
         for key in orphans where next.removed[key] == nil { next.removed[key] = stamp }
-        next.pending = Array(named.subtracting(live).union(uploads.compactMap { $0.staged })).sorted()
+        next.pending = Array(named.subtracting(live).union(uploads.compactMap { $0.staged }).union(interim)).sorted()
         return next
     }
 
@@ -206,13 +210,17 @@ public struct Publisher: Sendable {
     /// 1. Archives: new ones at their names, changed ones beside the ones in use. 2. For those,
     /// a manifest naming the staged copies, then the copies under their own names. Returns
     /// whether anything was written.
-    private func upload(_ uploads: [Upload], of local: CourseManifest, report: inout PublishReport) async throws(StoreError) -> Bool {
-        // Contents before the archives assembled from them, the manifest last: a reader that
-        // sees a name finds everything it leads to.
+    private func upload(
+        _ uploads: [Upload], of published: PublishedManifest, remote: PublishedManifest?,
+        interimParts: [(reference: PartReference, bytes: [UInt8])], report: inout PublishReport
+    ) async throws(StoreError) -> Bool {
+        // Contents before the archives assembled from them, then the manifest's parts, the
+        // manifest last: a reader that sees a name finds everything it leads to.
         let contents = uploads.filter { PublishKeys.isContentKey($0.file.key) }
-        let archives = uploads.filter { !PublishKeys.isContentKey($0.file.key) }
+        let parts = uploads.filter { PublishKeys.isPartKey($0.file.key) }
+        let archives = uploads.filter { !PublishKeys.isContentKey($0.file.key) && !PublishKeys.isPartKey($0.file.key) }
         var first: [String] = []
-        for batch in [contents, archives] {
+        for batch in [contents, archives, parts] {
             first += try await forEach(batch) { upload throws(StoreError) in
                 let key = upload.staged ?? upload.file.key
                 try await store.put(key, file: try openForUpload(upload.file), metadata: archiveMetadata(upload.file))
@@ -222,8 +230,10 @@ public struct Publisher: Sendable {
         report.writes += first
         let staged = uploads.filter { $0.staged != nil }
         if !staged.isEmpty {
-            let interim = Self.pointing(local, staged: Dictionary(uniqueKeysWithValues: staged.map { ($0.file.key, $0.staged ?? $0.file.key) }))
-            try await putManifest(ManifestFile.encode(interim), report: &report)
+            let interim = Self.pointing(published.manifest, staged: Self.stagedKeys(uploads))
+            try await putParts(interimParts, report: &report)
+            try await putTopFiles(of: interim, local: published, remote: remote, force: true, report: &report)
+            try await deleteStaleWholeFile(local: published, remote: remote, report: &report)
             report.writes += try await forEach(staged) { upload throws(StoreError) in
                 guard let source = upload.staged, upload.file.size <= S3Store.largestCopy else {
                     try await store.put(upload.file.key, file: try openForUpload(upload.file), metadata: archiveMetadata(upload.file))
@@ -241,11 +251,11 @@ public struct Publisher: Sendable {
     /// 4. The grace period of what the new manifest stopped naming starts now; what has waited
     /// long enough is deleted.
     private func startGracePeriods(
-        _ next: PublishRecord, live: Set<String>, named: Set<String>, uploads: [Upload], report: inout PublishReport
+        _ next: PublishRecord, live: Set<String>, named: Set<String>, uploads: [Upload], interim: [String], report: inout PublishReport
     ) async throws(StoreError) {
         var after = next
         let replaced = Self.timestamp(options.now())
-        for key in live.subtracting(named) { after.removed[key] = replaced }
+        for key in live.subtracting(named).union(interim) { after.removed[key] = replaced }
         for upload in uploads { if let key = upload.staged { after.removed[key] = replaced } }
         after.pending = []
         let now = options.now()
@@ -267,11 +277,11 @@ public struct Publisher: Sendable {
 
     // MARK: Steps
 
-    private func putManifest(_ data: Data, report: inout PublishReport) async throws(StoreError) {
+    func putManifest(_ data: Data, key: String, report: inout PublishReport) async throws(StoreError) {
         let metadata = ObjectMetadata(
             contentType: "application/json", cacheControl: options.cacheControlManifest, size: UInt64(data.count), sha256: SHA256Hex.of(data))
-        try await store.put("manifest.json", data: data, metadata: metadata)
-        report.writes.append("PUT manifest.json")
+        try await store.put(key, data: data, metadata: metadata)
+        report.writes.append("PUT \(key)")
         report.manifestUploaded = true
     }
 
@@ -285,25 +295,6 @@ public struct Publisher: Sendable {
     private func archiveMetadata(_ file: LocalFile) -> ObjectMetadata {
         let type = file.key.hasSuffix(".zip") ? "application/zip" : file.key.hasSuffix(".gz") ? "application/gzip" : "application/octet-stream"
         return ObjectMetadata(contentType: type, cacheControl: options.cacheControlArchives, size: file.size, sha256: file.sha256)
-    }
-
-    private func readLocalManifest() throws(PublishError) -> CourseManifest {
-        let path = folder + "/manifest.json"
-        let opened: OpenedFile
-        do {
-            opened = try LocalFolder(root: folder).open("manifest.json")
-        } catch {
-            var info = stat()
-            let missing = lstat(path, &info) != 0 && errno == ENOENT
-            throw .local(path: error.path, reason: missing ? "no manifest.json: not a published folder (run coursepack build first)" : error.reason)
-        }
-        do {
-            return try ManifestFile.decode(Data(try opened.readAll()), path: path)
-        } catch let error as FileError {
-            throw .local(path: path, reason: "\(error.operation) failed: \(String(cString: strerror(error.errno)))")
-        } catch {
-            throw .local(path: path, reason: "\(error)")
-        }
     }
 
     /// A per-course publish to a target whose root holds a flat publish of the same course:
@@ -426,6 +417,11 @@ public struct Publisher: Sendable {
     /// The published course files a manifest names.
     static func contents(of manifest: CourseManifest?) -> [String] {
         (manifest?.files ?? [:]).map { $0.value.path(sha256: $0.key) }
+    }
+
+    /// Each changed archive's key, to its staged copy's.
+    static func stagedKeys(_ uploads: [Upload]) -> [String: String] {
+        Dictionary(uploads.compactMap { upload in upload.staged.map { (upload.file.key, $0) } }, uniquingKeysWith: { first, _ in first })
     }
 
     static func pointing(_ manifest: CourseManifest, staged: [String: String]) -> CourseManifest {

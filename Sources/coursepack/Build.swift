@@ -6,11 +6,11 @@ import Packager
 
 struct Build: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Package every published block of a course into DIR, with DIR/manifest.json.")
+        abstract: "Package every published block of a course into DIR, with DIR/manifest-index.json and its parts (and DIR/manifest.json while it fits the clients' limit).")
 
     @OptionGroup var source: CourseSource
 
-    @Option(name: .long, help: "Output folder; its manifest.json is the previous publish.")
+    @Option(name: .long, help: "Output folder; its manifest (manifest.json, else manifest-index.json and its parts) is the previous publish.")
     var out: String
 
     @Option(name: .customLong("published-at"), help: "Publish time, ISO 8601 UTC (default: now).")
@@ -85,7 +85,9 @@ struct Build: ParsableCommand {
             }
             let c = result.counts
             printOutput("coursepack: \(result.courseID): \(c.built) built, \(c.reused) reused, \(c.removed) removed, \(c.failed) failed, \(c.offlineFalse) online only, \(result.warnings.count) warnings in \(String(format: "%.2f", result.durations.totalSeconds)) s")
-            printOutput("coursepack: bundles in \(out)/, manifest at \(out)/manifest.json")
+            // Without manifest.json (a course too large for it, CP331), the index is the publish.
+            let manifest = FileManager.default.fileExists(atPath: out + "/manifest.json") ? "manifest.json" : "manifest-index.json"
+            printOutput("coursepack: bundles in \(out)/, manifest at \(out)/\(manifest)")
         }
         if let report {
             let encoder = JSONEncoder()

@@ -98,8 +98,8 @@ import TestSupport
         try expectRefused(["f0.bin": 10 + 1001], mentioning: ["entries total more than"]) { "total=\($0.total + 1000)" }
     }
 
-    /// A manifest one byte over what clients take is not written; exactly at it, it is, and
-    /// the client (with the same limit) takes it.
+    /// A manifest one byte over what clients take is not written (only the split form is);
+    /// exactly at it, it is, and the client (with the same limit) takes it.
     @Test func aManifestLargerThanClientsTakeIsNotWritten() throws {
         let course = try hostileCourse("")
         let out = TestSupport.temporaryFolder("limits") + "/out"
@@ -110,16 +110,36 @@ import TestSupport
         #expect(refused.status == 2 && refused.stderr.contains("manifest larger than \(size - 1) bytes"), "\(refused.stderr)")
         #expect(try Self.coursepack(["sync", out, "--to", target], lowering: "manifest=\(size)").status == 0)
 
-        // One more block: a larger manifest, refused by the builder under the old one's size.
-        let before = TestSupport.read(out + "/manifest.json")
+        // One more block: a manifest.json larger than clients take is not written (the stale
+        // one is removed), with a warning; the split manifest is the publish, and a rebuild
+        // reads it as the previous one.
         try TestSupport.write(["vertical/v.xml": #"<vertical><html url_name="good"/><html url_name="more"/></vertical>"#,
                                "html/more.xml": #"<html filename="good"/>"#], under: course)
         let over = try Self.coursepack(["build", course, "--out", out], lowering: "manifest=\(size)")
-        #expect(over.status == 2, "\(over.stderr)")
-        #expect(over.stderr.contains("more than the \(size) a client accepts"), "\(over.stderr)")
-        let kept = TestSupport.read(out + "/manifest.json") == before
-        #expect(kept, "the previous manifest is kept")
+        #expect(over.status == 0, "\(over.stderr)")
+        #expect(over.stderr.contains("warning[CP331]") && over.stderr.contains("more than the \(size) a client accepts"), "\(over.stderr)")
+        #expect(over.stderr.contains("manifest-index.json"), "\(over.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out + "/manifest.json"), "the stale manifest.json is removed")
+        #expect(FileManager.default.fileExists(atPath: out + "/manifest-index.json"))
+        let verified = try Self.coursepack(["verify", out], lowering: "manifest=\(size)")
+        #expect(verified.status == 0 && verified.stdout.contains(", 0 problems"), "\(verified.stdout)\(verified.stderr)")
+        let again = try Self.coursepack(["build", course, "--out", out], lowering: "manifest=\(size)")
+        #expect(again.status == 0 && again.stdout.contains(" 0 built"), "\(again.stdout)\(again.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out + "/manifest.json"))
         #expect(try TestSupport.coursepack(["build", course, "--out", out, "-q"]).status == 0)
+        #expect(FileManager.default.fileExists(atPath: out + "/manifest.json"), "written again once it fits")
+    }
+
+    /// A part or an index larger than clients take, or parts adding up to more than the split
+    /// limit: the build warns, since every client would refuse the publish.
+    @Test func aSplitManifestLargerThanClientsTakeIsWarnedOf() throws {
+        let course = try hostileCourse("")
+        let out = TestSupport.temporaryFolder("limits") + "/out"
+        let tiny = try Self.coursepack(["build", course, "--out", out], lowering: "manifest=64,split=64")
+        #expect(tiny.status == 0, "\(tiny.stderr)")
+        #expect(tiny.stderr.contains("warning[CP332]") && tiny.stderr.contains("manifest-index.json"), "\(tiny.stderr)")
+        #expect(tiny.stderr.contains("the parts add up to"), "\(tiny.stderr)")
+        #expect(tiny.stderr.contains("warning[CP331]"), "\(tiny.stderr)")
     }
 
     /// Finding 11's plain attack and its variants: archives whose entry names hold a newline,

@@ -55,6 +55,21 @@ struct InterruptedPublishTests {
         guard let manifest = try ManifestFile.read(target + "/manifest.json") else { return [] }
         var archives = manifest.blocks.compactMap { block in block.archive.map { ($0, block.size, block.sha256) } }
         if let runtime = manifest.runtime { archives.append((runtime.archive, runtime.size, runtime.sha256)) }
+        // The index, written after manifest.json, names only parts that are in place, and they
+        // assemble a manifest whose archives are checked too.
+        if let indexBytes = try PublishedManifest.readFile(target + "/" + ManifestIndex.fileName) {
+            let index = try ManifestFile.decodeIndex(indexBytes, path: ManifestIndex.fileName)
+            let parts: [ManifestPart]
+            do {
+                parts = try PublishedManifest.readParts(of: index, at: target) { relative throws(ManifestError) in
+                    try PublishedManifest.readFile(target + "/" + relative)
+                }
+            } catch {
+                return ["\(error)"]
+            }
+            let assembled = ManifestSplit.assemble(index, parts: parts)
+            archives += assembled.blocks.compactMap { block in block.archive.map { ($0, block.size, block.sha256) } }
+        }
         return archives.compactMap { key, size, sha256 in
             let bytes = TestSupport.read(target + "/" + key)
             guard FileManager.default.fileExists(atPath: target + "/" + key) else { return "\(key): missing" }
@@ -90,7 +105,8 @@ struct InterruptedPublishTests {
         let expected = try #require(try ManifestFile.read(root + "/out-b/manifest.json"))
         let expectedFiles = Set(
             expected.blocks.compactMap(\.archive) + [expected.runtime?.archive, expected.search?.archive].compactMap { $0 }
-                + (expected.files ?? [:]).map { $0.value.path(sha256: $0.key) })
+                + (expected.files ?? [:]).map { $0.value.path(sha256: $0.key) } + [ManifestIndex.fileName]
+                + (try #require(try PublishedManifest.read(folder: root + "/out-b")?.index)).parts.map(\.path))
 
         var stopped = 0
         // Every stopping point of B, up to the first limit at which B completes.

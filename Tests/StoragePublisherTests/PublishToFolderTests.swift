@@ -26,10 +26,14 @@ struct PublishToFolderTests {
         let local = try #require(try ManifestFile.read(root + "/out/manifest.json"))
         #expect(try ManifestFile.read(published + "/manifest.json") == local)
         let report = try JSONDecoder().decode(PublishReport.self, from: Data(TestSupport.read(root + "/report.json")))
-        // The manifest after every archive; only the record and then the index after it.
-        #expect(report.writes.last { !$0.contains(PublishRecord.key) && !$0.contains(CourseIndex.key) } == "PUT manifest.json")
+        // The parts after every archive, then manifest.json, the split manifest's index last;
+        // only the record and then the courses index after it.
+        let parts = try #require(try PublishedManifest.read(folder: root + "/out")?.index).parts.map { "PUT " + $0.path }
+        let course = report.writes.filter { !$0.contains(PublishRecord.key) && !$0.contains(CourseIndex.key) }
+        #expect(Set(course.suffix(parts.count + 2).prefix(parts.count)) == Set(parts), "\(course)")
+        #expect(course.suffix(2) == ["PUT manifest.json", "PUT manifest-index.json"], "\(course)")
         #expect(report.writes.last == "PUT \(CourseIndex.key)")
-        #expect(report.uploads.count == local.blocks.compactMap(\.archive).count + (local.runtime == nil ? 0 : 1) + (local.search == nil ? 0 : 1) + (local.files?.count ?? 0))
+        #expect(report.uploads.count == local.blocks.compactMap(\.archive).count + (local.runtime == nil ? 0 : 1) + (local.search == nil ? 0 : 1) + (local.files?.count ?? 0) + parts.count)
 
         // A corrupted copy in the web root is found by its digest and replaced, never trusted.
         try TestSupport.writeBytes(Array("not a zip".utf8), to: published + "/html/welcome_page.zip")

@@ -162,7 +162,7 @@ struct PublishToS3Tests {
         // The manifest is the last archive-or-manifest write, after every archive; the index at
         // the target's root comes after it.
         let order = firstWrites.filter { !$0.contains(PublishRecord.key) && !$0.contains(CourseIndex.key) }
-        #expect(order.last == "\(prefix)manifest.json")
+        #expect(order.suffix(2) == ["\(prefix)manifest.json", "\(prefix)manifest-index.json"], "\(order)")
         #expect(firstWrites.last == "PUT /\(moto.bucket)/c101/\(CourseIndex.key)")
         #expect(order.filter { $0.hasSuffix("manifest.json") }.count == 1)
         // Cross-checked with the server's objects: size and stored sha256 as the manifest says.
@@ -173,7 +173,8 @@ struct PublishToS3Tests {
         }
         #expect(try await Self.remoteProblems(store).isEmpty)
         let report = try JSONDecoder().decode(PublishReport.self, from: Data(TestSupport.read(out + ".report.json")))
-        #expect(report.uploads.count == expected.count + (local.files?.count ?? 0) && report.unchanged == 0 && report.manifestUploaded)
+        let localParts = try #require(try PublishedManifest.read(folder: out)?.index).parts
+        #expect(report.uploads.count == expected.count + (local.files?.count ?? 0) + localParts.count && report.unchanged == 0 && report.manifestUploaded)
 
         // Nothing changed: nothing is written.
         moto.clearLog()
@@ -190,7 +191,16 @@ struct PublishToS3Tests {
         #expect(edited.status == 0, "\(edited.stderr)")
         let log = moto.requests()
         print("request log of the one-edit republish:\n" + log.joined(separator: "\n"))
-        let writes = moto.writes().filter { !$0.contains(PublishRecord.key) && !$0.contains(CourseIndex.key) }
+        let allWrites = moto.writes().filter { !$0.contains(PublishRecord.key) && !$0.contains(CourseIndex.key) }
+        // The split manifest's parts: new ones (and the interim's) go up before the manifest
+        // that names them; the index follows each manifest.json.
+        let partWrites = allWrites.filter { $0.contains("/manifest/") }
+        #expect(!partWrites.isEmpty && partWrites.allSatisfy { write in
+            allWrites.firstIndex(of: write)! < allWrites.firstIndex { $0.hasSuffix("/manifest.json") }!
+        }, "\(allWrites)")
+        let writes = allWrites.filter { !$0.contains("/manifest/") && !$0.hasSuffix("/manifest-index.json") }
+        #expect(allWrites.filter { $0.hasSuffix("/manifest-index.json") }.count == 2, "interim and final: \(allWrites)")
+        #expect(allWrites.last?.hasSuffix("/manifest-index.json") == true, "\(allWrites)")
         let c101 = "/\(moto.bucket)/c101/\(Self.courseFolder)"
         let newLocal = try #require(try ManifestFile.read(out + "/manifest.json"))
         let sha = try #require(newLocal.blocks.first { $0.archive == "html/welcome_page.zip" }?.sha256)

@@ -102,8 +102,11 @@ def test_a_burst_of_publish_events_becomes_one_build_and_one_publish(configured,
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["course_id"] == COURSE_ID
     assert all((folder / block["archive"]).is_file() for block in manifest["blocks"] if "archive" in block)
-    # 293 block archives, the runtime, the search index, and each course file content once.
-    assert run.counts["publish"]["uploaded"] == 295 + len(manifest["files"])
+    # 293 block archives, the runtime, the search index, each course file content once, and
+    # the parts of the split manifest.
+    parts = json.loads((folder / "manifest-index.json").read_text())["parts"]
+    assert all((folder / "manifest" / (part["sha256"] + ".json")).is_file() for part in parts)
+    assert run.counts["publish"]["uploaded"] == 295 + len(manifest["files"]) + len(parts)
     index = json.loads((webroot / "courses.json").read_text())
     assert index["courses"][COURSE_ID]["manifest"] == published_folder(COURSE_ID) + "/manifest.json"
     queued = [r.getMessage() for r in caplog.records if "build queued" in r.getMessage()]
