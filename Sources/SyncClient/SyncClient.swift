@@ -169,7 +169,10 @@ public struct SyncClient: Sendable {
         if options.collectsStore { ContentStore(folder: options.contentStore).collect(keeping: ContentStore.listed(in: local)) }
         let failedArchives = summary.failures.compactMap { failure in downloads.first { $0.usageID == failure.usageID }?.sha256 }
         cleanDownloads(keeping: Set(failedArchives).union(contents?.failed.keys ?? [:].keys))
-        if options.recordsSettled, summary.failures.isEmpty, let settled = SettledSync.whole(server: server.manifest, local: local, fingerprint: server.fingerprint, localManifestPath: localManifestPath) {
+        if options.recordsSettled, summary.failures.isEmpty, let settled = SettledSync.whole(
+            server: server.manifest, local: local, fingerprint: server.fingerprint, localManifestPath: localManifestPath,
+            target: options.target, stateFolder: stateFolder)
+        {
             try? DurableFile.replace(SettledSync.path(stateFolder: stateFolder), with: settled.encoded())
         }
         summary.seconds = Date().timeIntervalSince(started)

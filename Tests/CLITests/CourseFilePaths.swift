@@ -22,10 +22,11 @@ func fetchedPath(of path: String, inBlock blockFolder: String, published: String
 }
 
 /// Rewrites the published manifest as builders before issue 31 wrote it (no course files, no
-/// listings, no unpacked sizes): a client then downloads and unpacks each block's archive, the
-/// path that tests of hostile or damaged archives aim at (an older publish, or the archive
-/// form the official apps read).
+/// listings, no unpacked sizes, no split manifest): a client then reads manifest.json and
+/// downloads and unpacks each block's archive, the path that tests of hostile or damaged
+/// archives aim at (an older publish, or the archive form the official apps read).
 func withoutCourseFiles(_ published: String) throws {
+    try TestSupport.removeSplitManifest(published)
     var manifest = try #require(try ManifestFile.read(published + "/manifest.json"))
     manifest.files = nil
     for index in manifest.blocks.indices {

@@ -157,6 +157,7 @@ import TestSupport
     @Test func aSourceWithoutAnIndexIsReadFromManifestJSON() async throws {
         let folder = TestSupport.temporaryFolder("split-fallback")
         let published = try Self.build(into: folder)
+        try TestSupport.removeSplitManifest(published)
         let server = try Self.nginx(published)
         defer { server.stop() }
         let report = try await Self.sync(server.baseURL, into: folder + "/device")

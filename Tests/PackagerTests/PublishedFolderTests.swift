@@ -6,8 +6,9 @@ import Testing
 import TestSupport
 
 /// Every file a manifest names (any string ending in `.zip`, so a shared runtime archive
-/// listed apart from the blocks counts too, and every course file `files/<hh>/<sha256>[.gz]`
-/// with its `files/<hh>` folder), and the folders that hold them.
+/// listed apart from the blocks counts too, every course file `files/<hh>/<sha256>[.gz]`
+/// with its `files/<hh>` folder, and the split manifest: `manifest-index.json` and the parts
+/// `manifest/<sha256>.json` it names), and the folders that hold them.
 func namedByManifest(_ out: String) throws -> (files: Set<String>, topLevel: Set<String>) {
     let script = """
         import json, sys
@@ -23,12 +24,15 @@ func namedByManifest(_ out: String) throws -> (files: Set<String>, topLevel: Set
         for sha, f in m.get("files", {}).items():
             named.add("files/" + sha[:2])
             named.add("files/" + sha[:2] + "/" + sha + (".gz" if f.get("encoding") == "gzip" else ""))
+        index = json.load(open(sys.argv[2]))
+        for part in index["parts"]:
+            named.add("manifest/" + part["sha256"] + ".json")
         print("\\n".join(sorted(named)))
         """
-    let result = try TestSupport.run(try #require(TestSupport.which("python3")), ["-c", script, out + "/manifest.json"])
+    let result = try TestSupport.run(try #require(TestSupport.which("python3")), ["-c", script, out + "/manifest.json", out + "/manifest-index.json"])
     #expect(result.status == 0, "\(result.stderr)")
     let files = Set(result.stdout.split(separator: "\n").map(String.init))
-    return (files, Set(["manifest.json"] + files.compactMap { $0.split(separator: "/").first.map(String.init) }))
+    return (files, Set(["manifest.json", "manifest-index.json"] + files.compactMap { $0.split(separator: "/").first.map(String.init) }))
 }
 
 /// Every entry under `root`, folders included, relative, dotfiles included.
@@ -62,13 +66,13 @@ func everyEntry(under root: String) -> [String] {
         ], under: course)
         let (out, report) = try build(course)
         #expect(report.counts.offlineFalse == 2)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == ["files", "html", "manifest.json", "search"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == ["files", "html", "manifest", "manifest-index.json", "manifest.json", "search"])
         try TestSupport.write(["vertical/v.xml": #"<vertical><lti url_name="tool" display_name="Tool"/></vertical>"#], under: course)
         let (_, second) = try build(course, into: out, publishedAt: "2026-12-01T00:00:00Z")
         #expect(second.counts.removed == 4)
         // The online-only block is still found by its name.
         // The search index's content stays under files/; the blocks' contents went with them.
-        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == ["files", "manifest.json", "search"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == ["files", "manifest", "manifest-index.json", "manifest.json", "search"])
         // index.js and its one part: their prefix folders, and no other.
         let search = try #require(try ManifestFile.read(out + "/manifest.json")?.search?.files)
         #expect(search.count == 2)
@@ -94,7 +98,7 @@ func everyEntry(under root: String) -> [String] {
         for name in legacy { try TestSupport.write([name: "{}"], under: out) }
         let (_, report) = try build(course, into: out, now: TestSupport.clockAhead)
         #expect(!report.inputsUnchanged, "the old files change the output's stamp")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == ["files", "html", "manifest.json", "search"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == ["files", "html", "manifest", "manifest-index.json", "manifest.json", "search"])
         #expect(try build(course, into: out, now: TestSupport.clockAhead).1.inputsUnchanged)
     }
 
@@ -110,7 +114,7 @@ func everyEntry(under root: String) -> [String] {
         _ = try CoursePackager(options: options).build(coursePath: course)
         #expect(FileManager.default.fileExists(atPath: elsewhere + "/cache.json"))
         #expect(!FileManager.default.fileExists(atPath: BuildOptions.defaultStateFolder(forOutput: out)))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == ["files", "html", "manifest.json", "search"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == ["files", "html", "manifest", "manifest-index.json", "manifest.json", "search"])
     }
 
     /// A new coursepack version changes no page: every archive and content hash stays, and a
@@ -130,7 +134,7 @@ func everyEntry(under root: String) -> [String] {
         #expect(before.blocks.map(\.contentHash) == after.blocks.map(\.contentHash))
         #expect(before.blocks.map(\.sha256) == after.blocks.map(\.sha256))
         #expect(before.blocks.map(\.lastModified) == after.blocks.map(\.lastModified))
-        let diff = try TestSupport.run(try #require(TestSupport.which("diff")), ["-r", "-x", "manifest.json", old, new])
+        let diff = try TestSupport.run(try #require(TestSupport.which("diff")), ["-r", "-x", "manifest.json", "-x", "manifest-index.json", old, new])
         #expect(diff.status == 0, "\(diff.stdout.prefix(2000))")
 
         let upgraded = try build("coursepack 9.9.9", into: old, at: "2026-12-01T00:00:00Z")

@@ -41,6 +41,15 @@ public enum TestSupport {
         }
     }
 
+    /// Leaves a published folder as builders before the split manifest wrote it: no
+    /// `manifest-index.json`, no `manifest/` parts, so a client reads `manifest.json` (the path
+    /// tests of a hostile or damaged manifest.json aim at).
+    public static func removeSplitManifest(_ published: String) throws {
+        for name in ["manifest-index.json", "manifest"] where FileManager.default.fileExists(atPath: published + "/" + name) {
+            try FileManager.default.removeItem(atPath: published + "/" + name)
+        }
+    }
+
     public static func writeBytes(_ bytes: [UInt8], to path: String) throws {
         let url = URL(fileURLWithPath: path)
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
