@@ -13,10 +13,13 @@ import TestSupport
 
     /// A manifest past 64 MiB is refused while it streams: the client never holds more than
     /// the limit, instead of reading all of it into memory first (peak memory shows which).
-    @Test func aManifestPastTheLimitIsRefusedWhileItStreams() throws {
+    /// The same for the split form's index, and for manifest.json where a publish has no index.
+    @Test(arguments: ["/manifest.json", "/manifest-index.json"])
+    func aManifestPastTheLimitIsRefusedWhileItStreams(endlessFile: String) throws {
         let published = try published()
+        if endlessFile == "/manifest.json" { try TestSupport.removeSplitManifest(published) }
         let endless = 384 << 20
-        let (url, _, server) = try startFaultServer(serving: published, faults: #"{"/manifest.json": {"endless": \#(endless)}}"#)
+        let (url, _, server) = try startFaultServer(serving: published, faults: #"{"\#(endlessFile)": {"endless": \#(endless)}}"#)
         defer { #expect(server.stop(), "the fault server outlived its test") }
         let time = try #require(TestSupport.which("time").map { _ in "/usr/bin/time" } ?? (FileManager.default.isExecutableFile(atPath: "/usr/bin/time") ? "/usr/bin/time" : nil), "GNU time is needed (apt-get install time)")
         for command in [["sync", url, "--to", TestSupport.temporaryFolder("client")], ["diff", url, published]] {

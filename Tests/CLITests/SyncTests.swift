@@ -66,6 +66,9 @@ func startFaultServer(serving root: String, faults: String) throws -> (url: Stri
         try TestSupport.copy(TestSupport.demoCourse, to: course)
         let published = TestSupport.temporaryFolder("sync") + "/published"
         #expect(try TestSupport.coursepack(["build", course, "--out", published, "-q"]).status == 0)
+        // As builders before the split manifest published (the conditional request is
+        // manifest.json's; NoOpSyncTests covers the index).
+        try TestSupport.removeSplitManifest(published)
         let server = try startNginx(serving: published)
         defer { #expect(server.stop(), "nginx outlived its test") }
         let target = TestSupport.temporaryFolder("sync") + "/device"
@@ -91,6 +94,9 @@ func startFaultServer(serving root: String, faults: String) throws -> (url: Stri
         // One html block changes and the course is published again.
         try TestSupport.write(["html/a01fc100e5e64fc5bbca09daa190cfee.html": "<p>A new welcome text.</p>"], under: course)
         #expect(try TestSupport.coursepack(["build", course, "--out", published, "-q"]).status == 0)
+        // As builders before the split manifest published (the conditional request is
+        // manifest.json's; NoOpSyncTests covers the index).
+        try TestSupport.removeSplitManifest(published)
         server.clearLog()
         let second = try TestSupport.coursepack(["sync", server.baseURL, "--to", target])
         #expect(second.status == 0, "\(second.stderr)")
