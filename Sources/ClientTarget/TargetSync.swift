@@ -65,6 +65,7 @@ extension ClientTarget {
     public func sync(_ request: SyncRequest, progress: @Sendable (Int, Int) -> Void = { _, _ in }) async throws(ClientError) -> SyncReport {
         let started = Date()
         let targetKind = try kind()
+        defer { try? FileManager.default.removeItem(atPath: unknownCourseScratch) }
         let known = targetKind == .multiCourse ? try readState() : State()
         let fetched: FetchedManifest
         switch try await probeSettled(request, known: known, targetKind: targetKind, started: started) {
@@ -106,11 +107,17 @@ extension ClientTarget {
         return report
     }
 
+    /// Where this process fetches the manifest of a course the target does not know yet: the
+    /// split manifest's parts land there as they arrive, and a sync moves them into the
+    /// course's folder once it installs it. Removed when the sync ends, so that a sync refused
+    /// (another one runs, the course is not wanted) leaves the target as it was.
+    var unknownCourseScratch: String { root + "/" + Self.stateFolderName + "/no-course-\(getpid())" }
+
     /// The server's manifest, fetched once, conditionally on the copy cached by the course's
     /// last sync from the same source: an unchanged course costs one 304.
     func fetchManifest(for request: SyncRequest, known: State, targetKind: Kind) async throws(ClientError) -> FetchedManifest {
         let cachedIn = known.courses.first { $0.value.source == request.source.description }.map { root + "/" + $0.key }
-            ?? (targetKind == .singleCourse ? root : root + "/" + Self.stateFolderName + "/no-course")
+            ?? (targetKind == .singleCourse ? root : unknownCourseScratch)
         do {
             return try await SyncClient(options: .init(source: request.source, target: cachedIn, timeouts: request.timeouts)).fetchManifest()
         } catch {

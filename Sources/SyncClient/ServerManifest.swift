@@ -95,8 +95,9 @@ extension SyncClient {
         let index = try split.index(from: indexBytes)
         let fetched = try await split.manifest(index)
         try ManifestValidation.check(fetched.manifest, source: split.indexShown)
+        let perFile = options.durability == .perFile
         let store: @Sendable (String) -> Void = { folder in
-            SplitManifestState.remember(indexBytes, index: index, partsFrom: partsFrom, stateFolder: folder)
+            SplitManifestState.remember(indexBytes, index: index, partsFrom: partsFrom, stateFolder: folder, perFile: perFile)
         }
         return ServerFetch(manifest: fetched.manifest, notModified: kept == indexBytes, fingerprint: fingerprint, remember: remember ? store : Self.forgetting)
     }

@@ -11,6 +11,8 @@ import TestSupport
     /// `published` with its manifest's course id changed: another course to the client, made
     /// of the same archives.
     static func republish(_ published: String, as courseID: String) throws {
+        // The edited manifest.json is the publish (no split form, as builders wrote it before).
+        try TestSupport.removeSplitManifest(published)
         let text = String(decoding: TestSupport.read(published + "/manifest.json"), as: UTF8.self)
         #expect(text.contains("\"course_id\" : \"\(exampleID)\""))
         try TestSupport.write(["manifest.json": text.replacingOccurrences(of: "\"course_id\" : \"\(exampleID)\"", with: "\"course_id\" : \"\(courseID)\"")], under: published)
