@@ -16,19 +16,25 @@ struct ManifestWrite {
 
     init(_ manifest: CourseManifest, limits: ArchiveLimits = .current) {
         self.manifest = manifest
+        let limit = limits.maximumManifestSize
+        // The whole encoding is dropped before the parts are made when it is not written: at
+        // 100,000 blocks each is a quarter of a gigabyte, and a build should not hold both.
+        let wholeSize: Int
+        do {
+            let whole = [UInt8](ManifestFile.encode(manifest))
+            wholeSize = whole.count
+            wholeBytes = whole.count <= limit ? whole : nil
+        }
         split = ManifestSplit.split(manifest)
         indexBytes = ManifestFile.encode(split.index)
-        let whole = [UInt8](ManifestFile.encode(manifest))
-        let limit = limits.maximumManifestSize
-        wholeBytes = whole.count <= limit ? whole : nil
         var warnings: [Diagnostic] = []
         func warn(_ file: String, _ message: String, _ id: DiagnosticID) {
             warnings.append(Diagnostic(block: manifest.courseID, file: file, message: message, id: id))
         }
-        if whole.count > limit {
+        if wholeSize > limit {
             warn(
                 PublishedManifest.wholeFileName,
-                "the whole manifest would be \(whole.count) bytes, more than the \(limit) a client accepts: it is not written (a stale one is removed), so clients must read \(ManifestIndex.fileName) (coursepack-sync does)",
+                "the whole manifest would be \(wholeSize) bytes, more than the \(limit) a client accepts: it is not written (a stale one is removed), so clients must read \(ManifestIndex.fileName) (coursepack-sync does)",
                 .manifestSplitOnly)
         }
         if indexBytes.count > limit {
