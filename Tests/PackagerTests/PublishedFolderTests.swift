@@ -69,7 +69,10 @@ func everyEntry(under root: String) -> [String] {
         // The online-only block is still found by its name.
         // The search index's content stays under files/; the blocks' contents went with them.
         #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == ["files", "manifest.json", "search"])
-        #expect(try FileManager.default.contentsOfDirectory(atPath: out + "/files").count == 1)
+        // index.js and its one part: their prefix folders, and no other.
+        let search = try #require(try ManifestFile.read(out + "/manifest.json")?.search?.files)
+        #expect(search.count == 2)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out + "/files").sorted() == Set(search.values.map { String($0.prefix(2)) }).sorted())
     }
 
     /// Two builds of one course into two folders are the same bytes, every file, dotfiles
