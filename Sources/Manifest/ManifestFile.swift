@@ -26,15 +26,7 @@ public enum ManifestFile {
         }
         guard let number = version.schemaVersion else { throw .invalid(path: path, reason: "schema_version is missing") }
         guard number <= CourseManifest.currentSchemaVersion else { throw .newerSchema(path: path, version: number) }
-        do {
-            return try JSONDecoder().decode(CourseManifest.self, from: data)
-        } catch let DecodingError.keyNotFound(key, context) {
-            throw .invalid(path: path, reason: "missing \(key.stringValue) at \(context.codingPath.map(\.stringValue).joined(separator: "."))")
-        } catch let DecodingError.typeMismatch(_, context) {
-            throw .invalid(path: path, reason: "wrong type at \(context.codingPath.map(\.stringValue).joined(separator: "."))")
-        } catch {
-            throw .invalid(path: path, reason: "\(error)")
-        }
+        return try genericDecode(CourseManifest.self, data, path: path)
     }
 
     /// Nil when there is no file at `path`.
