@@ -49,13 +49,10 @@ extension SyncClient {
             func start() {
                 let key = missing[next]
                 let file = files[key] ?? CourseFile(size: 0, compressedSize: 0, encoding: nil)
-                group.addTask {
-                    do throws(SyncError) {
-                        return (key, .success(try await self.fetchContent(key, file: file, store: store, session: session)))
-                    } catch {
-                        return (key, .failure(error))
-                    }
-                }
+                // The child returns a Result from a function, as `stage` does: a typed `do/catch`
+                // inside the child closure crashed release builds (Swift 6.3.1) when its tuple
+                // result was handed to the group.
+                group.addTask { (key, await self.fetchedContent(key, file: file, store: store, session: session)) }
                 next += 1
             }
             while next < min(options.jobs, missing.count) { start() }
@@ -72,6 +69,15 @@ extension SyncClient {
             }
         }
         return plan
+    }
+
+    /// `fetchContent`'s outcome as a value.
+    private func fetchedContent(_ key: String, file: CourseFile, store: ContentStore, session: TransferSession) async -> Result<StoredContent, SyncError> {
+        do {
+            return .success(try await fetchContent(key, file: file, store: store, session: session))
+        } catch {
+            return .failure(error)
+        }
     }
 
     /// An installed file (same path in the block's installed folder) whose size and sha256

@@ -198,10 +198,10 @@ struct PublishToS3Tests {
         // content, so never live before); an interim manifest naming them; the server copies the
         // archive to its own name; then the final manifest.
         let search = try #require(newLocal.search?.archive)
-        // Before them, the contents the old manifest did not list (the page, the search index),
-        // each under its content name.
+        // Before them, the contents the old manifest did not list (the page, the search index's
+        // index.js and the one part holding the page's text), each under its content name.
         let newContents = (newLocal.files ?? [:]).filter { local.files?[$0.key] == nil }.map { $0.value.path(sha256: $0.key) }.sorted()
-        #expect(newContents.count == 2)
+        #expect(newContents.count == 3)
         #expect(writes == newContents.map { "PUT \(c101)/\($0)" } + [
             "PUT \(c101)/html/.welcome_page.zip.staged-\(sha.prefix(16))",
             "PUT \(c101)/\(search)",
