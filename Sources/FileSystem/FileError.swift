@@ -10,14 +10,17 @@ public struct FileError: Error, Equatable, CustomStringConvertible {
     public let path: String
     public let operation: String
     public let errno: Int32
+    /// What is wrong when no system error says it (a FIFO where a file was expected).
+    public let reason: String?
 
-    public init(path: String, operation: String, errno: Int32) {
+    public init(path: String, operation: String, errno: Int32, reason: String? = nil) {
         self.path = path
         self.operation = operation
         self.errno = errno
+        self.reason = reason
     }
 
-    public var description: String { "\(path): \(operation) failed: \(String(cString: strerror(errno)))" }
+    public var description: String { "\(path): \(operation) failed: \(reason ?? String(cString: strerror(errno)))" }
 }
 
 extension FileError: Diagnosable {

@@ -13,10 +13,29 @@ public final class InputFile {
     public let path: String
     public let fd: Int32
 
+    /// Only a regular file opens: a FIFO, a device or a socket in a course export (or anywhere a
+    /// file is read) is refused at once, never waited on. O_NONBLOCK keeps the open itself from
+    /// blocking on a FIFO with no writer; it is cleared again before any read.
     public init(path: String) throws(FileError) {
         self.path = path
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { throw FileError(path: path, operation: "open", errno: errno) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            let error = FileError(path: path, operation: "stat", errno: errno)
+            close(fd)
+            throw error
+        }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            close(fd)
+            throw FileError(path: path, operation: "open", errno: EINVAL, reason: "not a regular file (a FIFO, device, socket or folder is never read)")
+        }
+        let flags = fcntl(fd, F_GETFL)
+        guard flags >= 0, fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0 else {
+            let error = FileError(path: path, operation: "open", errno: errno)
+            close(fd)
+            throw error
+        }
         self.fd = fd
     }
 

@@ -67,6 +67,10 @@ public enum TestSupport {
     }
 
     /// Runs a program to completion, capturing its output.
+    /// No program a test runs may take longer: one that hangs (a FIFO opened for reading once
+    /// hung the whole suite until CI's limit) is killed, and its result says so.
+    public static let runTimeLimit: TimeInterval = 900
+
     public static func run(_ executable: String, _ arguments: [String], in directory: String? = nil) throws -> ProcessResult {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
@@ -78,17 +82,25 @@ public enum TestSupport {
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
         try process.run()
+        let pid = process.processIdentifier
+        let killed = LockedData()
+        let watchdog = DispatchWorkItem {
+            killed.set(Data("\n[test harness: \(executable) killed after \(Int(runTimeLimit)) s]\n".utf8))
+            kill(pid, SIGKILL)
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + runTimeLimit, execute: watchdog)
         // Drain both pipes concurrently so a chatty child cannot block on a full pipe.
         let errData = LockedData()
         let group = DispatchGroup()
         DispatchQueue.global().async(group: group) { errData.set(err.fileHandleForReading.readDataToEndOfFile()) }
         let outData = out.fileHandleForReading.readDataToEndOfFile()
         group.wait()
+        watchdog.cancel()
         process.waitUntilExit()
         return ProcessResult(
             status: process.terminationStatus,
             stdout: String(decoding: outData, as: UTF8.self),
-            stderr: String(decoding: errData.get(), as: UTF8.self))
+            stderr: String(decoding: errData.get() + killed.get(), as: UTF8.self))
     }
 
     /// The absolute path of a tool on PATH, or nil.
