@@ -14,7 +14,7 @@ run:
 	@echo
 	@echo "Bundles:  $(EXAMPLE_OUT)/<type>/<url_name>.zip"
 	@echo "Files:    $(EXAMPLE_OUT)/files/<hh>/<sha256>[.gz] (each course file once)"
-	@echo "Manifest: $(EXAMPLE_OUT)/manifest.json"
+	@echo "Manifest: $(EXAMPLE_OUT)/manifest.json, split: $(EXAMPLE_OUT)/manifest-index.json + manifest/<sha256>.json"
 	@echo "Report:   $(EXAMPLE_OUT).report.json"
 
 release:
