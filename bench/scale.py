@@ -26,12 +26,17 @@ STAMP = "2026-11-22T10:00:00Z"
 MANIFEST_PATH = re.compile(r"^/(manifest\.json|manifest-index\.json|manifest/[0-9a-f]{64}\.json)$")
 
 
+RESULTS = os.path.join(ROOT, "bench/scale-results.json")
+
+
 def timed(command):
     """(seconds, peak RSS MB, stdout + stderr) of a command that must succeed (exit 0 or 1)."""
+    print(f"[{time.strftime('%H:%M:%S')}] {' '.join(command[:2])} ...", flush=True)
     started = time.perf_counter()
     result = subprocess.run(["/usr/bin/time", "-f", "%M"] + command, capture_output=True, text=True)
     seconds = time.perf_counter() - started
     lines = result.stderr.strip().splitlines()
+    print(f"    {seconds:.2f} s, peak {int(lines[-1]) / 1024 if lines and lines[-1].isdigit() else '?'} MB", flush=True)
     if result.returncode not in (0, 1) or not lines or not lines[-1].isdigit():
         sys.exit(f"failed ({result.returncode}): {' '.join(command)}\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}")
     return seconds, int(lines[-1]) / 1024, result.stdout + "\n".join(lines[:-1])
@@ -79,6 +84,16 @@ http {{ log_format bytes '$uri $status $body_bytes_sent'; access_log {self.log} 
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
+class Results(dict):
+    """Written to bench/scale-results.json at every figure: a run stopped half way (a 100k sync
+    can take long) still leaves what it measured."""
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value)
+        with open(RESULTS, "w") as f:
+            json.dump(self, f, indent=2)
+
+
 def edit_one_page(course, turn):
     """Adds a paragraph to one html file of the course (the middle one in name order)."""
     html = os.path.join(course, "html")
@@ -96,7 +111,7 @@ def main():
     subprocess.run([sys.executable, os.path.join(ROOT, "bench/generate_course.py"), course, "--demo", DEMO,
                     "--copies", str(COPIES), "--media-mb", "0"], check=True, stdout=subprocess.DEVNULL)
     build = lambda: [BIN, "build", course, "--out", out, "--published-at", STAMP]
-    r = {"copies": COPIES, "cpus": os.cpu_count()}
+    r = Results(copies=COPIES, cpus=os.cpu_count())
     r["build_s"], r["build_rss_mb"], _ = timed(build())
     published = json.load(open(f"{out}/manifest-index.json")) if os.path.exists(f"{out}/manifest-index.json") else None
     r["blocks"] = (sum(p["blocks"] for p in published["parts"]) if published
@@ -125,8 +140,6 @@ def main():
         r["bytes_edit_sync_total"] = sum(b for _, _, b in log)
     finally:
         server.stop()
-    with open(os.path.join(ROOT, "bench/scale-results.json"), "w") as f:
-        json.dump(r, f, indent=2)
     report(r)
 
 

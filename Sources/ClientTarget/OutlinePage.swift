@@ -84,23 +84,26 @@ public enum OutlinePage {
         let containers = Dictionary((published.outline ?? []).map { ($0.usageID, $0) }, uniquingKeysWith: { a, _ in a })
         var body = ""
         var seen = Set<String>()
-        func item(_ id: String, depth: Int) {
+        // `level` counts every container entered, the course too: the recursion stops at the
+        // validated maximum even for an installed manifest no validation saw.
+        func item(_ id: String, depth: Int, level: Int) {
             guard seen.insert(id).inserted else { return }
             if let container = containers[id] {
+                guard level <= OutlineEntry.maximumDepth else { return }
                 if container.type == "course" {
-                    for child in container.children { item(child, depth: depth) }
+                    for child in container.children { item(child, depth: depth, level: level + 1) }
                     return
                 }
                 let heading = depth < 3 ? "h\(depth + 2)" : "p"
                 body += "<li class=\"\(escape(container.type))\"><\(heading)>\(escape(container.displayName ?? container.type))</\(heading)>\n<ul>\n"
-                for child in container.children { item(child, depth: depth + 1) }
+                for child in container.children { item(child, depth: depth + 1, level: level + 1) }
                 body += "</ul></li>\n"
             } else if let block = blocks[id] {
                 body += "<li class=\"block\">" + blockItem(block, installed: installed.contains(id), frame: frameNumber[id]) + "</li>\n"
             }
         }
         if let root = published.outline?.first(where: { $0.type == "course" }) {
-            item(root.usageID, depth: 0)
+            item(root.usageID, depth: 0, level: 1)
         }
         for block in published.blocks where !seen.contains(block.usageID) {
             body += "<li class=\"block\">" + blockItem(block, installed: installed.contains(block.usageID), frame: frameNumber[block.usageID]) + "</li>\n"

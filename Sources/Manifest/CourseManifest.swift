@@ -51,6 +51,11 @@ public struct CourseManifest: Codable, Sendable, Equatable {
 
 /// One container of the course outline.
 public struct OutlineEntry: Codable, Sendable, Equatable {
+    /// How deep containers may nest, the course root being level 1. Open edX nests about six
+    /// deep (course, chapter, sequential, vertical, split_test or library_content, vertical);
+    /// clients refuse a deeper outline, which can only be hostile and would exhaust a walker.
+    public static let maximumDepth = 32
+
     public var usageID: String
     /// `course`, `chapter`, `sequential`, `vertical`, or another container type (`split_test`…).
     public var type: String

@@ -97,6 +97,10 @@ public struct SplitManifest: Sendable {
 public enum ManifestSplit {
     public static let averageEntries = 256
     public static let maximumEntries = 1024
+    /// The most parts an index may name: 16 million entries at the average run length, while a
+    /// hostile index of tiny parts could otherwise cost a client hundreds of thousands of
+    /// requests and files within the byte limits.
+    public static let maximumParts = 1 << 16
 
     public static func split(_ manifest: CourseManifest) -> SplitManifest {
         let allFiles = manifest.files ?? [:]

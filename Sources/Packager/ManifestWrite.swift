@@ -43,6 +43,11 @@ struct ManifestWrite {
         if let part = split.parts.first(where: { $0.bytes.count > limit }) {
             warn(part.reference.path, "is \(part.bytes.count) bytes, more than the \(limit) a client accepts: clients refuse this publish", .manifestBeyondClientLimit)
         }
+        if split.parts.count > ManifestSplit.maximumParts {
+            warn(
+                ManifestIndex.fileName, "names \(split.parts.count) parts, more than the \(ManifestSplit.maximumParts) a client reads: clients refuse this publish",
+                .manifestBeyondClientLimit)
+        }
         let total = split.parts.reduce(UInt64(0)) { $0 + UInt64($1.bytes.count) }
         if total > limits.maximumSplitManifestSize {
             warn(
@@ -61,7 +66,7 @@ struct ManifestWrite {
         var wrote = false
         for part in split.parts {
             let path = out + "/" + part.reference.path
-            guard access(path, F_OK) != 0 else { continue }
+            guard !Self.holds(path, part.bytes) else { continue }
             if !wrote {
                 do {
                     try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -78,6 +83,16 @@ struct ManifestWrite {
             wrote = true
         }
         return wrote
+    }
+
+    /// Whether the file at `path` holds exactly `bytes`. A part's name is its hash, but a file
+    /// of that name may be what a crash left of an unsynced write (empty, or cut short): it is
+    /// compared, never trusted by its name.
+    static func holds(_ path: String, _ bytes: [UInt8]) -> Bool {
+        guard let file = try? InputFile(path: path), (try? file.size) == UInt64(bytes.count),
+            let onDisk = try? file.read(at: 0, count: bytes.count)
+        else { return false }
+        return onDisk == bytes
     }
 
     /// `manifest.json` (when it fits, and `whole` says it changed), then the index, each

@@ -37,6 +37,53 @@ enum ManifestValidation {
             }
         }
         try checkContents(manifest, source: source)
+        try checkOutline(manifest, blocks: ids, source: source)
+    }
+
+    /// The outline: each container once, none also a block, and nesting no deeper than
+    /// `OutlineEntry.maximumDepth` from any entry (walked with a stack of its own, so a hostile
+    /// chain cannot exhaust this walk either). Cycles are left to the walkers, which visit each
+    /// id once.
+    static func checkOutline(_ manifest: CourseManifest, blocks: Set<String>, source: String) throws(SyncError) {
+        func refuse(_ reason: String) -> SyncError { .unsafeManifest(source: source, reason: reason) }
+        guard let outline = manifest.outline else { return }
+        var children: [String: [String]] = [:]
+        children.reserveCapacity(outline.count)
+        for entry in outline {
+            guard children.updateValue(entry.children, forKey: entry.usageID) == nil else {
+                throw refuse("outline entry \(entry.usageID.prefix(200)) is listed twice")
+            }
+            guard !blocks.contains(entry.usageID) else { throw refuse("\(entry.usageID.prefix(200)) is both a block and an outline entry") }
+        }
+        // How many levels of containers each entry holds, itself included: computed once per
+        // entry, depth first with an explicit stack; a child on the current path (a cycle) counts
+        // for nothing.
+        var height: [String: Int] = [:]
+        var onPath = Set<String>()
+        for entry in outline where height[entry.usageID] == nil {
+            var stack: [(id: String, next: Int)] = [(entry.usageID, 0)]
+            onPath.insert(entry.usageID)
+            while let top = stack.last {
+                let kids = children[top.id] ?? []
+                if top.next < kids.count {
+                    stack[stack.count - 1].next += 1
+                    let kid = kids[top.next]
+                    guard children[kid] != nil, height[kid] == nil, !onPath.contains(kid) else { continue }
+                    guard stack.count < OutlineEntry.maximumDepth else {
+                        throw refuse("the outline nests deeper than \(OutlineEntry.maximumDepth) levels (at \(kid.prefix(200)))")
+                    }
+                    stack.append((kid, 0))
+                    onPath.insert(kid)
+                } else {
+                    height[top.id] = 1 + (kids.compactMap { height[$0] }.max() ?? 0)
+                    onPath.remove(top.id)
+                    stack.removeLast()
+                }
+            }
+            if let depth = height[entry.usageID], depth > OutlineEntry.maximumDepth {
+                throw refuse("the outline nests \(depth) levels deep, more than \(OutlineEntry.maximumDepth) (under \(entry.usageID.prefix(200)))")
+            }
+        }
     }
 
     /// The course file contents and every folder's listing of them: keys are content hashes,

@@ -42,7 +42,8 @@ extension SyncClient {
         let validatorsPath = Self.validatorsPath(stateFolder)
         var data: Data
         var notModified = false
-        var store: @Sendable (String) -> Void = { _ in }
+        // Read in this form now: a split form kept from before is stale, its parts too.
+        var store: @Sendable (String) -> Void = Self.forgettingSplitForm
         switch source {
         case .folder(let path):
             data = try ManifestLoader.readFolder(path, shown: shown)
@@ -68,8 +69,7 @@ extension SyncClient {
                 store = { folder in
                     try? body.write(to: URL(fileURLWithPath: Self.cachePath(folder)), options: .atomic)
                     if let encoded = try? JSONEncoder().encode(fresh) { try? encoded.write(to: URL(fileURLWithPath: Self.validatorsPath(folder)), options: .atomic) }
-                    // Read in this form now: a split form kept from before is stale.
-                    unlink(Self.indexPath(folder))
+                    Self.forgettingSplitForm(folder)
                 }
             case let status:
                 throw .http(url: shown, status: status)
@@ -103,6 +103,12 @@ extension SyncClient {
     }
 
     static let forgetting: @Sendable (_ stateFolder: String) -> Void = { _ in }
+
+    /// The kept index first (so no later sync trusts parts that are going), then the parts.
+    static let forgettingSplitForm: @Sendable (_ stateFolder: String) -> Void = { folder in
+        unlink(indexPath(folder))
+        try? FileManager.default.removeItem(atPath: partsFolder(folder))
+    }
 
     static func partsFolder(_ stateFolder: String) -> String { stateFolder + "/parts" }
     static func indexPath(_ stateFolder: String) -> String { stateFolder + "/" + ManifestIndex.fileName }

@@ -34,12 +34,12 @@ struct SplitManifestFetch {
         let shown = indexShown
         switch source {
         case .folder(let path):
-            let file = path + "/" + ManifestIndex.fileName
-            var info = stat()
-            guard stat(file, &info) == 0 else { return nil }
-            guard info.st_size <= ManifestLoader.sizeLimit else { throw .unsafeManifest(source: shown, reason: "index larger than \(ManifestLoader.shownLimit)") }
-            guard let data = FileManager.default.contents(atPath: file) else { throw .unreachable(source: shown, reason: "cannot be read") }
-            return [UInt8](data)
+            switch Self.read(path + "/" + ManifestIndex.fileName, atMost: UInt64(ManifestLoader.sizeLimit)) {
+            case .missing: return nil
+            case .tooLarge: throw .unsafeManifest(source: shown, reason: "index larger than \(ManifestLoader.shownLimit)")
+            case .unreadable(let reason): throw .unreachable(source: shown, reason: "cannot be read: \(reason)")
+            case .bytes(let bytes): return bytes
+            }
         case .http(let base):
             let (data, response) = try await ManifestLoader.fetch(
                 URLRequest(url: base.appendingPathComponent(ManifestIndex.fileName)), shown: shown, timeouts: timeouts)
@@ -65,10 +65,16 @@ struct SplitManifestFetch {
             throw .manifest(error)
         }
         let limits = ArchiveLimits.current
+        guard index.parts.count <= ManifestSplit.maximumParts else {
+            throw .unsafeManifest(source: shown, reason: "names \(index.parts.count) parts, more than the \(ManifestSplit.maximumParts) a client reads")
+        }
         var total: UInt64 = 0
         for part in index.parts {
             guard Self.isSHA256(part.sha256) else {
                 throw .unsafeManifest(source: shown, reason: "names a part \"\(part.sha256.prefix(80))\" that is not a sha256 (64 lowercase hex digits)")
+            }
+            guard part.blocks >= 0, part.containers >= 0, part.blocks > 0 || part.containers > 0 else {
+                throw .unsafeManifest(source: shown, reason: "names part \(part.path) with \(part.blocks) blocks and \(part.containers) outline entries")
             }
             guard part.size <= UInt64(limits.maximumManifestSize) else {
                 throw .unsafeManifest(source: shown, reason: "part \(part.path) is \(part.size) bytes, larger than \(ManifestLoader.shownLimit)")
@@ -108,11 +114,18 @@ struct SplitManifestFetch {
                 keep(fetched, as: reference)
                 bytes = fetched
             }
+            let part: ManifestPart
             do {
-                parts.append(try ManifestFile.decodePart(bytes ?? [], path: shown))
+                part = try ManifestFile.decodePart(bytes ?? [], path: shown)
             } catch {
                 throw .manifest(error)
             }
+            guard part.blocks.count == reference.blocks, part.outline.count == reference.containers else {
+                throw .unsafeManifest(
+                    source: shown,
+                    reason: "holds \(part.blocks.count) blocks and \(part.outline.count) outline entries; \(ManifestIndex.fileName) says \(reference.blocks) and \(reference.containers)")
+            }
+            parts.append(part)
         }
         return Fetched(manifest: ManifestSplit.assemble(index, parts: parts), downloadedParts: downloaded.count, downloadedBytes: downloaded.bytes)
     }
@@ -121,10 +134,8 @@ struct SplitManifestFetch {
     func kept(_ reference: PartReference) -> [UInt8]? {
         guard let partsFolder else { return nil }
         let path = partsFolder + "/" + reference.sha256 + ".json"
-        var info = stat()
-        guard stat(path, &info) == 0, UInt64(info.st_size) == reference.size, let data = FileManager.default.contents(atPath: path) else { return nil }
-        let bytes = [UInt8](data)
-        guard ManifestSplit.verify(bytes, as: reference) else {
+        guard case .bytes(let bytes) = Self.read(path, atMost: reference.size) else { return nil }
+        guard UInt64(bytes.count) == reference.size, ManifestSplit.verify(bytes, as: reference) else {
             unlink(path)
             return nil
         }
@@ -143,15 +154,16 @@ struct SplitManifestFetch {
         let bytes: [UInt8]
         switch source {
         case .folder(let path):
-            let file = path + "/" + reference.path
-            var info = stat()
-            guard stat(file, &info) == 0, let data = FileManager.default.contents(atPath: file) else {
+            switch Self.read(path + "/" + reference.path, atMost: reference.size) {
+            case .missing:
                 throw .unreachable(source: shown, reason: "no such part, although \(ManifestIndex.fileName) names it")
+            case .tooLarge(let size):
+                throw .unsafeManifest(source: shown, reason: "part is \(size) bytes, the index says \(reference.size)")
+            case .unreadable(let reason):
+                throw .unreachable(source: shown, reason: "cannot be read: \(reason)")
+            case .bytes(let read):
+                bytes = read
             }
-            guard UInt64(info.st_size) <= reference.size, data.count <= Int(reference.size) else {
-                throw .unsafeManifest(source: shown, reason: "part is \(info.st_size) bytes, the index says \(reference.size)")
-            }
-            bytes = [UInt8](data)
         case .http(let base):
             bytes = try await download(URLRequest(url: base.appendingPathComponent(reference.path)), reference: reference, shown: shown)
         }
@@ -162,6 +174,33 @@ struct SplitManifestFetch {
             throw .unsafeManifest(source: shown, reason: "part's bytes do not match the sha256 the index names")
         }
         return bytes
+    }
+
+    enum BoundedRead {
+        case missing
+        case tooLarge(UInt64)
+        case unreadable(String)
+        case bytes([UInt8])
+    }
+
+    /// A file of a folder source (or a kept part), read through one descriptor: a regular file
+    /// only (a FIFO is not waited on), its size checked before anything is read, and never more
+    /// than `limit` bytes held, however the file grows meanwhile.
+    static func read(_ path: String, atMost limit: UInt64) -> BoundedRead {
+        let file: InputFile
+        do {
+            file = try InputFile(path: path)
+        } catch {
+            return error.errno == ENOENT || error.errno == ENOTDIR ? .missing : .unreadable(error.description)
+        }
+        do {
+            let size = try file.size
+            guard size <= limit else { return .tooLarge(size) }
+            let bytes = try file.read(at: 0, count: Int(size))
+            return .bytes(bytes)
+        } catch {
+            return .unreadable(error.description)
+        }
     }
 
     private func download(_ request: URLRequest, reference: PartReference, shown: String) async throws(SyncError) -> [UInt8] {

@@ -37,7 +37,10 @@ import TestSupport
     static func write(_ split: SplitManifest, into published: String) throws {
         try? FileManager.default.removeItem(atPath: published + "/" + ManifestPart.folder)
         try FileManager.default.createDirectory(atPath: published + "/" + ManifestPart.folder, withIntermediateDirectories: true)
-        for part in split.parts { try Data(part.bytes).write(to: URL(fileURLWithPath: published + "/" + part.reference.path)) }
+        // A part without bytes is one a hostile index names and the server does not have.
+        for part in split.parts where !part.bytes.isEmpty {
+            try Data(part.bytes).write(to: URL(fileURLWithPath: published + "/" + part.reference.path))
+        }
         try Data(ManifestFile.encode(split.index)).write(to: URL(fileURLWithPath: published + "/" + ManifestIndex.fileName))
     }
 
@@ -170,11 +173,41 @@ import TestSupport
     }
 }
 
+extension SplitManifestSyncTests {
+    /// A source that goes back to `manifest.json` alone: the kept index and parts are stale and
+    /// go, over HTTP and from a folder alike (they would otherwise stay, up to 1 GiB, forever).
+    @Test func aSourceBackToManifestJSONForgetsTheKeptPartsAndIndex() async throws {
+        let folder = TestSupport.temporaryFolder("split-forget")
+        let published = try Self.build(into: folder)
+        #expect(FileManager.default.fileExists(atPath: published + "/" + ManifestIndex.fileName), "the builder writes the split form")
+        let server = try Self.nginx(published)
+        defer { server.stop() }
+        for (name, source) in [("http", server.baseURL), ("folder", published)] {
+            try? FileManager.default.removeItem(atPath: published)
+            _ = try Self.build(into: folder)
+            let target = folder + "/device-" + name
+            let first = try await Self.sync(source, into: target)
+            let state = SyncClient.stateFolder(of: target + "/" + first.courseFolder)
+            let kept = (try? FileManager.default.contentsOfDirectory(atPath: state + "/parts")) ?? []
+            #expect(!kept.isEmpty, "\(name): the parts are kept after a split sync")
+            try TestSupport.removeSplitManifest(published)
+            let again = try await Self.sync(source, into: target)
+            #expect(again.summary?.failures.isEmpty == true)
+            #expect(!FileManager.default.fileExists(atPath: state + "/parts"), "\(name): the kept parts went")
+            #expect(!FileManager.default.fileExists(atPath: state + "/" + ManifestIndex.fileName), "\(name): the kept index went")
+        }
+    }
+}
+
 /// Hostile indexes and parts: each refused with an error naming the file, nothing installed
 /// changed. The parts tampered with are new ones (the device keeps the parts it has read).
 @Suite(.serialized) struct SplitManifestHostileTests {
     enum Tamper: CaseIterable {
         case bytesDoNotMatch, tooLarge, truncated, pathOutside, duplicateUsageIDs, partsPastTheLimit
+        case tooManyParts, emptyPart, countsDoNotMatch, outlineTooDeep, outlineEntryTwice
+
+        /// Refused from the index alone, before any part is downloaded.
+        var refusedBeforeParts: Bool { [.partsPastTheLimit, .pathOutside, .tooManyParts, .emptyPart].contains(self) }
     }
 
     /// The good split with its first part replaced by a changed one (a block renamed), then
@@ -186,8 +219,21 @@ import TestSupport
             let other = try ManifestFile.decodePart(good.parts[1].bytes, path: "part")
             part.blocks.append(other.blocks[0])
         }
+        if tamper == .outlineTooDeep {
+            // A chain one level past the limit: a recursive walker would go as deep as it is long.
+            let depth = OutlineEntry.maximumDepth + 1
+            part.outline = (0..<depth).map { level in
+                OutlineEntry(usageID: "deep-\(level)", type: "vertical", displayName: nil, children: level + 1 < depth ? ["deep-\(level + 1)"] : [])
+            }
+        }
+        if tamper == .outlineEntryTwice {
+            let outlinePart = try #require(good.parts.first { $0.reference.containers > 0 })
+            let entry = try #require(try ManifestFile.decodePart(outlinePart.bytes, path: "part").outline.first)
+            part.outline = [entry]
+        }
         let bytes = ManifestFile.encode(part)
-        var reference = PartReference(sha256: SHA256Hex.of(bytes), size: UInt64(bytes.count), blocks: part.blocks.count, containers: 0)
+        var reference = PartReference(
+            sha256: SHA256Hex.of(bytes), size: UInt64(bytes.count), blocks: part.blocks.count, containers: part.outline.count)
         var served = bytes
         var named = [reference.path]
         switch tamper {
@@ -199,6 +245,15 @@ import TestSupport
             reference.sha256 = "../../../outside"
             named = [ManifestIndex.fileName, "not a sha256"]
         case .partsPastTheLimit: named = [ManifestIndex.fileName, "add up to"]
+        case .tooManyParts: named = [ManifestIndex.fileName, "parts, more than the \(ManifestSplit.maximumParts)"]
+        case .emptyPart:
+            reference.blocks = 0
+            named = [ManifestIndex.fileName, "with 0 blocks and 0 outline entries"]
+        case .countsDoNotMatch:
+            reference.blocks += 1
+            named = [reference.path, "says \(reference.blocks)"]
+        case .outlineTooDeep: named = ["nests deeper than \(OutlineEntry.maximumDepth) levels"]
+        case .outlineEntryTwice: named = ["outline entry", "listed twice"]
         }
         var split = good
         split.parts[0] = (reference, served)
@@ -206,6 +261,11 @@ import TestSupport
             // Each part within the manifest limit, together past the split limit (1 GiB).
             for number in 0..<20 {
                 split.parts.append((PartReference(sha256: String(format: "%064x", number), size: 60 << 20, blocks: 1, containers: 0), []))
+            }
+        }
+        if tamper == .tooManyParts {
+            for number in 0..<ManifestSplit.maximumParts {
+                split.parts.append((PartReference(sha256: String(format: "%064x", number), size: 100, blocks: 1, containers: 0), []))
             }
         }
         split.index.parts = split.parts.map(\.reference)
@@ -238,7 +298,7 @@ import TestSupport
             for text in named { #expect(message.contains(text), "\(tamper): \(message)") }
         }
         #expect(try SplitManifestSyncTests.tree(courseRoot) == installed, "\(tamper): the install changed")
-        if tamper == .partsPastTheLimit || tamper == .pathOutside {
+        if tamper.refusedBeforeParts {
             let parts = SplitManifestSyncTests.sent(server) { $0.contains("/\(ManifestPart.folder)/") }.requests
             #expect(parts.isEmpty, "refused before any part is downloaded: \(parts)")
         }

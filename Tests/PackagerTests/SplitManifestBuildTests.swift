@@ -76,6 +76,27 @@ import TestSupport
         #expect(TestSupport.read(out + "/manifest.json") == whole, "the same manifest, with the previous publish time")
     }
 
+    /// A file already under a new part's name (what a crash leaves of an unsynced write: empty,
+    /// or cut short) is not trusted by its name: the build writes the part again.
+    @Test(arguments: ["empty", "cut short"]) func aPartFileLeftByACrashIsWrittenAgain(_ damage: String) throws {
+        let course = try fourBlockCourse()
+        let (out, _) = try build(course)
+        let before = Set(try Self.index(in: out).parts.map(\.path))
+        try TestSupport.write(["html/a.html": "<p>Edited after the crash.</p>"], under: course)
+        // The same edit built over a copy of `out` names the part the next build of `out` writes.
+        let elsewhere = TestSupport.temporaryFolder("out")
+        try TestSupport.copy(out, to: elsewhere)
+        _ = try build(course, into: elsewhere, publishedAt: "2026-12-01T00:00:00Z")
+        let newPart = try #require(try Self.index(in: elsewhere).parts.map(\.path).first { !before.contains($0) })
+        let good = TestSupport.read(elsewhere + "/" + newPart)
+        try TestSupport.writeBytes(damage == "empty" ? [] : Array(good.prefix(good.count / 2)), to: out + "/" + newPart)
+        let (_, report) = try build(course, into: out, publishedAt: "2026-12-01T00:00:00Z")
+        #expect(report.errors == [])
+        let written = TestSupport.read(out + "/" + newPart)
+        #expect(written == good, "\(damage): the part is written again (\(written.count) bytes of \(good.count))")
+        #expect(try PublishVerifier.verify(folder: out).problems.isEmpty)
+    }
+
     /// A part that is not what the index names is refused as a previous publish, like a broken
     /// manifest, naming the part; nothing changes.
     @Test func aDamagedPartIsRefusedAsThePreviousPublish() throws {
