@@ -55,6 +55,14 @@ public struct FolderStore: ObjectStore {
     public func delete(_ key: String) async throws(StoreError) {
         guard let path = try existingFile(key) else { return }
         guard unlink(path) == 0 || errno == ENOENT else { throw .file(path: path, reason: "cannot be deleted: \(String(cString: strerror(errno)))") }
+        // Durable before the next write: a stale index deleted here must stay deleted through
+        // a crash once the parts it named (in another folder) go after it.
+        let folder = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
+        do throws(FileError) {
+            try DurableFile.syncFolder(folder)
+        } catch {
+            throw .file(path: error.path, reason: "\(error.operation) failed: \(String(cString: strerror(error.errno)))")
+        }
     }
 
     /// Durable before it is visible: the file is synced under a temporary name, renamed into

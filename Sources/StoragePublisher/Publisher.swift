@@ -83,7 +83,7 @@ public struct Publisher: Sendable {
                 let staged = uploads.contains(where: { $0.staged != nil })
                 if manifestChanged || staged {
                     try await putTopFiles(of: local, local: published, remote: remote, force: staged, report: &report)
-                    if !staged { try await deleteStaleWholeFile(local: published, remote: remote, report: &report) }
+                    if !staged { try await deleteStaleTopFile(local: published, remote: remote, report: &report) }
                     changed = true
                 }
                 try await startGracePeriods(
@@ -233,7 +233,7 @@ public struct Publisher: Sendable {
             let interim = Self.pointing(published.manifest, staged: Self.stagedKeys(uploads))
             try await putParts(interimParts, report: &report)
             try await putTopFiles(of: interim, local: published, remote: remote, force: true, report: &report)
-            try await deleteStaleWholeFile(local: published, remote: remote, report: &report)
+            try await deleteStaleTopFile(local: published, remote: remote, report: &report)
             report.writes += try await forEach(staged) { upload throws(StoreError) in
                 guard let source = upload.staged, upload.file.size <= S3Store.largestCopy else {
                     try await store.put(upload.file.key, file: try openForUpload(upload.file), metadata: archiveMetadata(upload.file))

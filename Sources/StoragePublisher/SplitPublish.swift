@@ -86,18 +86,31 @@ extension Publisher {
     }
 
     /// Whether `manifest.json` or the index differ from the target's (or are missing there), or
-    /// the target holds a `manifest.json` this publish no longer has.
+    /// the target holds a `manifest.json` or an index this publish no longer has.
     static func topFilesChanged(_ local: PublishedManifest, remote: PublishedManifest?) -> Bool {
         if local.hasWholeFile, remote?.hasWholeFile != true || remote.map({ ManifestFile.encode($0.manifest) }) != ManifestFile.encode(local.manifest) {
             return true
         }
         if let indexBytes = local.indexBytes, remote?.indexBytes != indexBytes { return true }
-        return !local.hasWholeFile && remote?.hasWholeFile == true
+        return staleWholeFile(local: local, remote: remote) || staleIndex(local: local, remote: remote)
+    }
+
+    /// The target holds a `manifest.json` and this publish has none (the course outgrew it).
+    static func staleWholeFile(local: PublishedManifest, remote: PublishedManifest?) -> Bool {
+        !local.hasWholeFile && remote?.hasWholeFile == true
+    }
+
+    /// The target holds an index and this publish has none (a folder built before the split
+    /// manifest, or with its split form removed): clients read the index first, so left in
+    /// place it would keep serving the earlier publish, and name parts that are going away.
+    static func staleIndex(local: PublishedManifest, remote: PublishedManifest?) -> Bool {
+        local.index == nil && remote?.indexBytes != nil
     }
 
     /// 3. `manifest.json` while the build wrote one, then the index, last, each when it differs
     /// from the target's (`force`: always, after staged copies). `manifest` is the local one, or
-    /// the interim naming staged copies.
+    /// the interim naming staged copies. A top file this publish does not have goes after
+    /// (`deleteStaleTopFile`).
     func putTopFiles(
         of manifest: CourseManifest, local: PublishedManifest, remote: PublishedManifest?, force: Bool, report: inout PublishReport
     ) async throws(StoreError) {
@@ -113,12 +126,22 @@ extension Publisher {
         }
     }
 
-    /// A `manifest.json` the target holds and this publish does not (the course outgrew it),
-    /// deleted once the index that replaces it is in place.
-    func deleteStaleWholeFile(local: PublishedManifest, remote: PublishedManifest?, report: inout PublishReport) async throws(StoreError) {
-        guard !local.hasWholeFile, remote?.hasWholeFile == true else { return }
-        try await store.delete(PublishedManifest.wholeFileName)
-        report.writes.append("DELETE \(PublishedManifest.wholeFileName)")
+    /// The top file the target holds and this publish does not, deleted once the one that
+    /// replaces it is in place, so both always describe the same publish: a `manifest.json`
+    /// (the course outgrew it) after the new index; an index (this publish has none) after the
+    /// new `manifest.json`. Only after this may the parts that index named be deleted
+    /// (`startGracePeriods`): the target never holds an index naming a missing part.
+    func deleteStaleTopFile(local: PublishedManifest, remote: PublishedManifest?, report: inout PublishReport) async throws(StoreError) {
+        let key: String
+        if Self.staleWholeFile(local: local, remote: remote) {
+            key = PublishedManifest.wholeFileName
+        } else if Self.staleIndex(local: local, remote: remote) {
+            key = ManifestIndex.fileName
+        } else {
+            return
+        }
+        try await store.delete(key)
+        report.writes.append("DELETE \(key)")
         report.manifestUploaded = true
     }
 
