@@ -113,6 +113,15 @@ import TestSupport
         #expect(TestSupport.files(under: out) == before)
     }
 
+    /// A folder as builders before the split form wrote it (manifest.json alone) is a complete
+    /// publish: clients read manifest.json when there is no index.
+    @Test func verifyAcceptsManifestJSONAlone() throws {
+        let (out, _) = try build(try fourBlockCourse())
+        try TestSupport.removeSplitManifest(out)
+        let result = try PublishVerifier.verify(folder: out)
+        #expect(result.problems.isEmpty, "\(result.problems)")
+    }
+
     @Test func verifyReportsADamagedMissingOrDisagreeingPart() throws {
         let course = try fourBlockCourse()
         let (out, _) = try build(course)
