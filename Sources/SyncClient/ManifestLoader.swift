@@ -1,4 +1,5 @@
 import Foundation
+import FileSystem
 import Manifest
 import ZipArchive
 
@@ -49,16 +50,41 @@ public enum ManifestLoader {
     }
 
     static func readFolder(_ path: String, shown: String) throws(SyncError) -> Data {
-        let file = path + "/manifest.json"
-        var info = stat()
-        if stat(file, &info) == 0, info.st_size > sizeLimit {
-            throw .unsafeManifest(source: shown, reason: "manifest larger than \(shownLimit)")
+        switch readFile(path + "/manifest.json", atMost: UInt64(sizeLimit)) {
+        case .missing: throw .unreachable(source: shown, reason: "no manifest.json there")
+        case .tooLarge: throw .unsafeManifest(source: shown, reason: "manifest larger than \(shownLimit)")
+        case .unreadable(let reason): throw .unreachable(source: shown, reason: "cannot be read: \(reason)")
+        case .bytes(let bytes): return Data(bytes)
         }
-        guard let data = FileManager.default.contents(atPath: file) else {
-            throw .unreachable(source: shown, reason: "no manifest.json there")
-        }
-        return data
     }
+
+    enum BoundedRead {
+        case missing
+        case tooLarge(UInt64)
+        case unreadable(String)
+        case bytes([UInt8])
+    }
+
+    /// A file of a folder source (a manifest, an index or a part, or a kept part), read through one descriptor: a regular file
+    /// only (a FIFO is not waited on), its size checked before anything is read, and never more
+    /// than `limit` bytes held, however the file grows meanwhile.
+    static func readFile(_ path: String, atMost limit: UInt64) -> BoundedRead {
+        let file: InputFile
+        do {
+            file = try InputFile(path: path)
+        } catch {
+            return error.errno == ENOENT || error.errno == ENOTDIR ? .missing : .unreadable(error.description)
+        }
+        do {
+            let size = try file.size
+            guard size <= limit else { return .tooLarge(size) }
+            let bytes = try file.read(at: 0, count: Int(size))
+            return .bytes(bytes)
+        } catch {
+            return .unreadable(error.description)
+        }
+    }
+
 
     /// A server's manifest from its bytes, parsed and checked as untrusted input the way a sync
     /// checks it before downloading anything (the fuzz target `FuzzManifest` drives this).

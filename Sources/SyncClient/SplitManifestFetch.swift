@@ -34,7 +34,7 @@ struct SplitManifestFetch {
         let shown = indexShown
         switch source {
         case .folder(let path):
-            switch Self.read(path + "/" + ManifestIndex.fileName, atMost: UInt64(ManifestLoader.sizeLimit)) {
+            switch ManifestLoader.readFile(path + "/" + ManifestIndex.fileName, atMost: UInt64(ManifestLoader.sizeLimit)) {
             case .missing: return nil
             case .tooLarge: throw .unsafeManifest(source: shown, reason: "index larger than \(ManifestLoader.shownLimit)")
             case .unreadable(let reason): throw .unreachable(source: shown, reason: "cannot be read: \(reason)")
@@ -134,7 +134,7 @@ struct SplitManifestFetch {
     func kept(_ reference: PartReference) -> [UInt8]? {
         guard let partsFolder else { return nil }
         let path = partsFolder + "/" + reference.sha256 + ".json"
-        guard case .bytes(let bytes) = Self.read(path, atMost: reference.size) else { return nil }
+        guard case .bytes(let bytes) = ManifestLoader.readFile(path, atMost: reference.size) else { return nil }
         guard UInt64(bytes.count) == reference.size, ManifestSplit.verify(bytes, as: reference) else {
             unlink(path)
             return nil
@@ -154,7 +154,7 @@ struct SplitManifestFetch {
         let bytes: [UInt8]
         switch source {
         case .folder(let path):
-            switch Self.read(path + "/" + reference.path, atMost: reference.size) {
+            switch ManifestLoader.readFile(path + "/" + reference.path, atMost: reference.size) {
             case .missing:
                 throw .unreachable(source: shown, reason: "no such part, although \(ManifestIndex.fileName) names it")
             case .tooLarge(let size):
@@ -174,33 +174,6 @@ struct SplitManifestFetch {
             throw .unsafeManifest(source: shown, reason: "part's bytes do not match the sha256 the index names")
         }
         return bytes
-    }
-
-    enum BoundedRead {
-        case missing
-        case tooLarge(UInt64)
-        case unreadable(String)
-        case bytes([UInt8])
-    }
-
-    /// A file of a folder source (or a kept part), read through one descriptor: a regular file
-    /// only (a FIFO is not waited on), its size checked before anything is read, and never more
-    /// than `limit` bytes held, however the file grows meanwhile.
-    static func read(_ path: String, atMost limit: UInt64) -> BoundedRead {
-        let file: InputFile
-        do {
-            file = try InputFile(path: path)
-        } catch {
-            return error.errno == ENOENT || error.errno == ENOTDIR ? .missing : .unreadable(error.description)
-        }
-        do {
-            let size = try file.size
-            guard size <= limit else { return .tooLarge(size) }
-            let bytes = try file.read(at: 0, count: Int(size))
-            return .bytes(bytes)
-        } catch {
-            return .unreadable(error.description)
-        }
     }
 
     private func download(_ request: URLRequest, reference: PartReference, shown: String) async throws(SyncError) -> [UInt8] {

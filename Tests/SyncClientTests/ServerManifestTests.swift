@@ -49,6 +49,15 @@ import TestSupport
         #expect(failure == .unreachable(source: folder + "/manifest.json", reason: "no manifest.json there"))
     }
 
+    /// A FIFO (or any file that is not a regular one) where a folder source's manifest should be
+    /// is refused at once, never waited on for a writer.
+    @Test func aFIFOInAFolderSourceIsRefusedNotWaitedOn() async throws {
+        let folder = TestSupport.temporaryFolder("server")
+        #expect(mkfifo(folder + "/manifest.json", 0o644) == 0)
+        let failure = await error { () async throws(SyncError) in _ = try await ManifestLoader.load(.folder(folder)) }
+        #expect("\(String(describing: failure))".contains("not a regular file"), "\(String(describing: failure))")
+    }
+
     /// The bound holds before the file is read: a sparse file of 65 MiB costs nothing to refuse.
     @Test func aManifestFileLargerThanTheLimitIsRefusedUnread() async throws {
         let folder = try published("{}")
