@@ -44,7 +44,10 @@ struct SplitManifestFetch {
             let (data, response) = try await ManifestLoader.fetch(
                 URLRequest(url: base.appendingPathComponent(ManifestIndex.fileName)), shown: shown, timeouts: timeouts)
             switch response?.statusCode ?? 0 {
-            case 200: return [UInt8](data)
+            // Hosting that answers every unknown path with its home page (a single-page app's
+            // fallback) sends HTML for a publish that has no index: only a JSON object can be
+            // one. The origin serves manifest.json too, so reading it instead trusts no one new.
+            case 200: return Self.isJSONObject(data) ? [UInt8](data) : nil
             // Not published in the split form (S3 answers 403 for a missing key without list rights).
             case 403, 404, 410: return nil
             case let status: throw .http(url: shown, status: status)
@@ -85,6 +88,11 @@ struct SplitManifestFetch {
             throw .unsafeManifest(source: shown, reason: "its parts add up to \(total) bytes, more than the limit of \(limits.maximumSplitManifestSize)")
         }
         return index
+    }
+
+    /// Whether the first byte that is not JSON whitespace opens an object.
+    static func isJSONObject(_ data: Data) -> Bool {
+        data.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) } == UInt8(ascii: "{")
     }
 
     static func isSHA256(_ text: String) -> Bool {

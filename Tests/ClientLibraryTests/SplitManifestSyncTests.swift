@@ -112,6 +112,30 @@ import TestSupport
         #expect(Set((try? FileManager.default.contentsOfDirectory(atPath: kept)) ?? []) == Set(split.index.parts.map { $0.sha256 + ".json" }))
     }
 
+    /// Hosting that answers every unknown path with its home page (`try_files … /index.html`,
+    /// as single-page apps are served) sends HTML with 200 for the index of a publish that has
+    /// only `manifest.json`: the client reads `manifest.json`, and a broken index is still refused.
+    @Test func anHTMLPageAnsweredForTheIndexIsNoIndex() async throws {
+        let folder = TestSupport.temporaryFolder("split-spa")
+        let published = try Self.build(into: folder)
+        unlink(published + "/" + ManifestIndex.fileName)
+        try? FileManager.default.removeItem(atPath: published + "/" + ManifestPart.folder)
+        try TestSupport.write(["index.html": "<!doctype html>\n<html><body><div id=app></div></body></html>\n"], under: published)
+        let server = try #require(try NginxServer(serving: published, locations: "location / { try_files $uri /index.html; }"))
+        defer { server.stop() }
+
+        let report = try await Self.sync(server.baseURL, into: folder + "/device")
+        #expect(report.summary?.failures.isEmpty == true, "\(report.summary?.failures.map { "\($0.error)" } ?? [])")
+        #expect((report.summary?.downloadedBlocks ?? 0) > 100)
+        // nginx logs the page it fell back to: the index was asked for first and answered with it.
+        let requests = Self.sent(server) { _ in true }.requests
+        #expect(requests.prefix(2) == ["/index.html 200", "/manifest.json 200"], "\(requests.prefix(4))")
+
+        // An index that is JSON but broken is a broken publish, not an absent one.
+        try TestSupport.write([ManifestIndex.fileName: "{\"course_id\": "], under: published)
+        await #expect(throws: (any Error).self) { try await Self.sync(server.baseURL, into: folder + "/device") }
+    }
+
     @Test func aResyncAfterOneEditFetchesTheIndexAndOnePart() async throws {
         let folder = TestSupport.temporaryFolder("split-edit")
         let published = try Self.build(into: folder)

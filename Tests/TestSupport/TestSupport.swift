@@ -274,7 +274,8 @@ public final class NginxServer: @unchecked Sendable {
     public var accessLog: String { folder + "/access.log" }
 
     /// Nil when nginx is not installed (callers record a failure under CI, never a pass).
-    public init?(serving root: String) throws {
+    /// `locations` goes into the server block as it is (e.g. a single-page app's fallback).
+    public init?(serving root: String, locations: String = "") throws {
         guard let nginx = TestSupport.which("nginx") ?? ["/usr/sbin/nginx"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return nil }
         self.root = root
         folder = TestSupport.temporaryFolder("nginx")
@@ -296,6 +297,7 @@ public final class NginxServer: @unchecked Sendable {
                 server {
                     listen 127.0.0.1:\(port);
                     root \(root);
+                    \(locations)
                 }
             }
             """
