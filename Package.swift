@@ -48,7 +48,7 @@ let package = Package(
             name: "BlockRenderer",
             dependencies: ["Diagnostics", "CourseExport", "LinkRewriter", .product(name: "Mustache", package: "swift-mustache")]
         ),
-        .target(name: "Manifest", dependencies: ["Diagnostics", "FileSystem"]),
+        .target(name: "Manifest", dependencies: ["Diagnostics", "FileSystem", "ParallelMap"]),
         .target(name: "CFileCalls"),
         .target(
             name: "SyncClient",

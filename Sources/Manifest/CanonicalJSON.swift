@@ -47,7 +47,12 @@ enum CanonicalJSON {
     }
 
     /// A part of a split manifest (`ManifestPart`), in the manifest's layout.
-    static func encode(_ part: ManifestPart) -> [UInt8] {
+    static func encode(_ part: ManifestPart) -> [UInt8] { encodeMeasuring(part).bytes }
+
+    /// A part's bytes, and how many of them its block entries take (each as `manifest.json`
+    /// holds it too: at the same depth, so the same bytes).
+    static func encodeMeasuring(_ part: ManifestPart) -> (bytes: [UInt8], entryBytes: Int) {
+        var entryBytes = 0
         var out = Writer()
         out.bytes.reserveCapacity(256 + part.blocks.count * 1024 + part.outline.count * 256)
         var object = out.beginObject(level: 0)
@@ -55,7 +60,9 @@ enum CanonicalJSON {
         out.beginArray()
         for (index, block) in part.blocks.enumerated() {
             out.element(index, level: 1)
+            let start = out.bytes.count
             encode(block, into: &out, level: 2)
+            entryBytes += out.bytes.count - start
         }
         out.endArray(count: part.blocks.count, level: 1)
         out.key("files", in: &object)
@@ -64,7 +71,7 @@ enum CanonicalJSON {
         encode(part.outline, into: &out)
         out.endObject(object)
         out.bytes.append(UInt8(ascii: "\n"))
-        return out.bytes
+        return (out.bytes, entryBytes)
     }
 
     /// The index of a split manifest (`ManifestIndex`), in the manifest's layout.

@@ -1,5 +1,7 @@
 import FileSystem
 import Foundation
+import ParallelMap
+import Synchronization
 
 /// The manifest split for large courses: a small index (`manifest-index.json`, written last)
 /// that names content-addressed parts (`manifest/<sha256>.json`, immutable), each holding a run
@@ -102,19 +104,66 @@ public enum ManifestSplit {
     /// requests and files within the byte limits.
     public static let maximumParts = 1 << 16
 
+    /// The index and every part's bytes, in the index's order (for tests and tools; a build
+    /// writes each part as it is made, `index(of:workers:reusing:publish:)`).
     public static func split(_ manifest: CourseManifest) -> SplitManifest {
-        let allFiles = manifest.files ?? [:]
-        var parts: [(reference: PartReference, bytes: [UInt8])] = []
-        for run in runs(of: manifest.blocks.map(\.usageID)) {
-            var part = ManifestPart(blocks: Array(manifest.blocks[run]))
-            for block in part.blocks {
-                for sha256 in (block.files ?? [:]).values { part.files[sha256] = allFiles[sha256] }
-            }
-            parts.append(published(part))
+        let made = Mutex<[String: [UInt8]]>([:])
+        let result = index(of: manifest, workers: 1) { (reference, bytes) -> Never? in
+            made.withLock { $0[reference.sha256] = bytes }
+            return nil
         }
+        let (index, _) = result.get()
+        let bytes = made.withLock { $0 }
+        return SplitManifest(index: index, parts: index.parts.map { ($0, bytes[$0.sha256] ?? []) })
+    }
+
+    /// The index of `manifest`, each of its parts made on `workers` threads and handed to
+    /// `publish` (which returns why it could not keep it, or nil), so that no more than one part
+    /// per worker is held: at 100,000 blocks the parts are a quarter of a gigabyte. Also the
+    /// bytes the block entries of the parts made take: `manifest.json` holds the same entries,
+    /// so without `reusing` that is a lower bound of its size.
+    /// With `reusing`, the index of a manifest with the same usage ids in the same order that
+    /// differs from this one only in the entries at `changed`: its block parts holding none of
+    /// those are named as they are, not made again.
+    public static func index<Failure: Error>(
+        of manifest: CourseManifest, workers: Int, reusing base: (index: ManifestIndex, changed: Set<Int>)? = nil,
+        publish: @Sendable (_ reference: PartReference, _ bytes: [UInt8]) -> Failure?
+    ) -> Result<(ManifestIndex, entryBytes: Int), Failure> {
         let outline = manifest.outline ?? []
-        for run in runs(of: outline.map(\.usageID)) {
-            parts.append(published(ManifestPart(outline: Array(outline[run]))))
+        let runs = runs(of: manifest.blocks.map(\.usageID)).map(Run.blocks) + runs(of: outline.map(\.usageID)).map(Run.outline)
+        let allFiles = manifest.files ?? [:]
+        let made = runs.enumerated().map { $0 }.parallelMap(workers: runs.count >= 8 ? workers : 1) { (position, run) -> Result<(PartReference, Int), Failure> in
+            var part = ManifestPart()
+            switch run {
+            case .blocks(let range):
+                if let base, position < base.index.parts.count, base.index.parts[position].blocks == range.count,
+                    !range.contains(where: base.changed.contains)
+                {
+                    return .success((base.index.parts[position], 0))
+                }
+                part.blocks = Array(manifest.blocks[range])
+                for block in part.blocks {
+                    for sha256 in (block.files ?? [:]).values { part.files[sha256] = allFiles[sha256] }
+                }
+            case .outline(let range):
+                part.outline = Array(outline[range])
+            }
+            let (bytes, entryBytes) = CanonicalJSON.encodeMeasuring(part)
+            let reference = PartReference(
+                sha256: SHA256Hex.of(bytes), size: UInt64(bytes.count), blocks: part.blocks.count, containers: part.outline.count)
+            if let failure = publish(reference, bytes) { return .failure(failure) }
+            return .success((reference, entryBytes))
+        }
+        var references: [PartReference] = []
+        var entryBytes = 0
+        for result in made {
+            switch result {
+            case .success(let (reference, bytes)):
+                references.append(reference)
+                entryBytes += bytes
+            case .failure(let failure):
+                return .failure(failure)
+            }
         }
         var indexFiles: [String: CourseFile] = [:]
         for shared in [manifest.runtime, manifest.search].compactMap({ $0 }) {
@@ -123,8 +172,8 @@ public enum ManifestSplit {
         let index = ManifestIndex(
             courseID: manifest.courseID, publishedAt: manifest.publishedAt, generator: manifest.generator,
             runtime: manifest.runtime, search: manifest.search, files: manifest.files == nil ? nil : indexFiles,
-            parts: parts.map(\.reference))
-        return SplitManifest(index: index, parts: parts)
+            parts: references)
+        return .success((index, entryBytes))
     }
 
     /// The manifest the index and its parts (in the index's order) describe. The caller has
@@ -149,11 +198,10 @@ public enum ManifestSplit {
         UInt64(bytes.count) == reference.size && SHA256Hex.of(bytes) == reference.sha256
     }
 
-    static func published(_ part: ManifestPart) -> (reference: PartReference, bytes: [UInt8]) {
-        let bytes = ManifestFile.encode(part)
-        let reference = PartReference(
-            sha256: SHA256Hex.of(bytes), size: UInt64(bytes.count), blocks: part.blocks.count, containers: part.outline.count)
-        return (reference, bytes)
+    /// A run of the manifest's blocks or of its outline.
+    enum Run: Sendable {
+        case blocks(Range<Int>)
+        case outline(Range<Int>)
     }
 
     /// Index ranges of the runs `ids` (usage ids in course order) split into.

@@ -1,5 +1,6 @@
 import FileSystem
 import Foundation
+import ParallelMap
 
 /// A publish as its folder (or a target) holds it: `manifest.json` while it fits the clients'
 /// limit, `manifest-index.json` and the parts it names. Every local reader (the build's previous
@@ -20,13 +21,26 @@ public struct PublishedManifest: Sendable {
 
     public static let wholeFileName = "manifest.json"
 
-    /// The publish in `folder`, nil when it holds neither `manifest.json` nor an index.
-    public static func read(folder: String) throws(ManifestError) -> PublishedManifest? {
-        try read(at: folder) { relative throws(ManifestError) in try readFile(folder + "/" + relative) }
+    /// The publish in `folder`, nil when it holds neither `manifest.json` nor an index. Its
+    /// parts are read and decoded on `workers` threads.
+    public static func read(folder: String, workers: Int = 1) throws(ManifestError) -> PublishedManifest? {
+        let file: @Sendable (String) throws(ManifestError) -> [UInt8]? = { relative throws(ManifestError) in try readFile(folder + "/" + relative) }
+        return try read(at: folder, reading: file) { index throws(ManifestError) in
+            let parts = index.parts.parallelMap(workers: index.parts.count >= 8 ? workers : 1) { reference in
+                Result { () throws(ManifestError) in try readPart(reference, index: index, at: folder, reading: file) }
+            }
+            return try parts.map { result throws(ManifestError) in try result.get() }
+        }
     }
 
     /// The publish at `location` (a folder or a target, named in errors) through `reading`.
     public static func read(at location: String, reading: Reader) throws(ManifestError) -> PublishedManifest? {
+        try read(at: location, reading: reading) { index throws(ManifestError) in try readParts(of: index, at: location, reading: reading) }
+    }
+
+    private static func read(
+        at location: String, reading: Reader, parts readParts: (ManifestIndex) throws(ManifestError) -> [ManifestPart]
+    ) throws(ManifestError) -> PublishedManifest? {
         let indexPath = location + "/" + ManifestIndex.fileName
         let indexBytes = try reading(ManifestIndex.fileName)
         if let whole = try reading(wholeFileName) {
@@ -36,7 +50,7 @@ public struct PublishedManifest: Sendable {
         }
         guard let indexBytes else { return nil }
         let index = try ManifestFile.decodeIndex(indexBytes, path: indexPath)
-        let parts = try readParts(of: index, at: location, reading: reading)
+        let parts = try readParts(index)
         return PublishedManifest(
             manifest: ManifestSplit.assemble(index, parts: parts), hasWholeFile: false, index: index, indexBytes: indexBytes)
     }

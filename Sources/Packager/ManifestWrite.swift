@@ -2,53 +2,95 @@ import Diagnostics
 import FileSystem
 import Foundation
 import Manifest
+import Synchronization
 import ZipArchive
 
-/// One manifest as a build publishes it: the parts, `manifest.json` while it fits what clients
-/// accept, and `manifest-index.json`, with the warnings of what a client would refuse.
+/// One manifest as a build publishes it: its parts written (not yet synced), `manifest.json`
+/// while it fits what clients accept, and `manifest-index.json`, with the warnings of what a
+/// client would refuse. The top files are written by `writeTop`, after the caller has made the
+/// parts and archives durable.
 struct ManifestWrite {
-    let manifest: CourseManifest
-    let split: SplitManifest
+    let index: ManifestIndex
     let indexBytes: [UInt8]
     /// Nil when the whole manifest is larger than clients accept: it is not written.
     let wholeBytes: [UInt8]?
     let warnings: [Diagnostic]
+    /// Whether a part was written (its folder then needs a sync).
+    let wroteParts: Bool
 
-    init(_ manifest: CourseManifest, limits: ArchiveLimits = .current) {
-        self.manifest = manifest
+    /// Writes every part of `manifest` that `out` does not hold yet, without waiting for the
+    /// disk (`pending` gets each; the caller flushes it before the index that names them), on
+    /// `workers` threads, never holding more than one part per worker. With `reusing`, the write
+    /// of a manifest that differs from this one only in the entries at `changed`: the parts
+    /// holding none of those are the same, and are neither made nor compared again.
+    init(
+        _ manifest: CourseManifest, in out: String, pending: PendingSyncs?, workers: Int,
+        reusing base: (write: ManifestWrite, changed: Set<Int>)? = nil, limits: ArchiveLimits = .current
+    ) throws(BuildError) {
         let limit = limits.maximumManifestSize
-        // The whole encoding is dropped before the parts are made when it is not written: at
-        // 100,000 blocks each is a quarter of a gigabyte, and a build should not hold both.
-        let wholeSize: Int
-        do {
-            let whole = [UInt8](ManifestFile.encode(manifest))
-            wholeSize = whole.count
-            wholeBytes = whole.count <= limit ? whole : nil
+        let folder = out + "/" + ManifestPart.folder
+        let wrote = Mutex(false)
+        let largest = Mutex<(path: String, size: Int)?>(nil)
+        let made = ManifestSplit.index(of: manifest, workers: workers, reusing: base.map { ($0.write.index, $0.changed) }) {
+            (reference, bytes) -> BuildError? in
+            if bytes.count > limit { largest.withLock { $0 = (reference.path, bytes.count) } }
+            let path = out + "/" + reference.path
+            guard !Self.holds(path, bytes) else { return nil }
+            do {
+                if access(folder, F_OK) != 0 { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+            } catch {
+                return .output(path: folder, reason: "cannot create the folder of manifest parts")
+            }
+            do throws(FileError) {
+                try DurableFile.replace(path, with: bytes, synced: pending == nil)
+            } catch {
+                return .output(path: path, reason: "cannot write the manifest part: \(String(cString: strerror(error.errno)))")
+            }
+            pending?.add(path)
+            wrote.withLock { $0 = true }
+            return nil
         }
-        split = ManifestSplit.split(manifest)
-        indexBytes = ManifestFile.encode(split.index)
+        let entryBytes: Int
+        switch made {
+        case .success(let (index, bytes)):
+            self.index = index
+            entryBytes = bytes
+        case .failure(let error):
+            throw error
+        }
+        wroteParts = wrote.withLock { $0 } || (base?.write.wroteParts ?? false)
+        indexBytes = ManifestFile.encode(index)
+        // The entries alone are a lower bound of the whole manifest's size; past the limit it is
+        // not encoded at all (at 100,000 blocks that would be another quarter of a gigabyte).
+        // An interim manifest names longer (staged) paths than the final one: it fits only if
+        // that does.
+        let mayFit = base.map { $0.write.wholeBytes != nil } ?? (entryBytes <= limit)
+        let whole = mayFit ? [UInt8](ManifestFile.encode(manifest)) : nil
+        wholeBytes = whole.flatMap { $0.count <= limit ? $0 : nil }
+
         var warnings: [Diagnostic] = []
         func warn(_ file: String, _ message: String, _ id: DiagnosticID) {
             warnings.append(Diagnostic(block: manifest.courseID, file: file, message: message, id: id))
         }
-        if wholeSize > limit {
+        if wholeBytes == nil {
+            let size = whole.map { "\($0.count)" } ?? "more than \(entryBytes)"
             warn(
                 PublishedManifest.wholeFileName,
-                "the whole manifest would be \(wholeSize) bytes, more than the \(limit) a client accepts: it is not written (a stale one is removed), so clients must read \(ManifestIndex.fileName) (coursepack-sync does)",
+                "the whole manifest would be \(size) bytes, more than the \(limit) a client accepts: it is not written (a stale one is removed), so clients must read \(ManifestIndex.fileName) (coursepack-sync does)",
                 .manifestSplitOnly)
         }
         if indexBytes.count > limit {
             warn(ManifestIndex.fileName, "is \(indexBytes.count) bytes, more than the \(limit) a client accepts: clients refuse this publish", .manifestBeyondClientLimit)
         }
-        if let part = split.parts.first(where: { $0.bytes.count > limit }) {
-            warn(part.reference.path, "is \(part.bytes.count) bytes, more than the \(limit) a client accepts: clients refuse this publish", .manifestBeyondClientLimit)
+        if let part = largest.withLock({ $0 }) ?? base?.write.index.parts.first(where: { $0.size > UInt64(limit) }).map({ (path: $0.path, size: Int($0.size)) }) {
+            warn(part.path, "is \(part.size) bytes, more than the \(limit) a client accepts: clients refuse this publish", .manifestBeyondClientLimit)
         }
-        if split.parts.count > ManifestSplit.maximumParts {
+        if index.parts.count > ManifestSplit.maximumParts {
             warn(
-                ManifestIndex.fileName, "names \(split.parts.count) parts, more than the \(ManifestSplit.maximumParts) a client reads: clients refuse this publish",
+                ManifestIndex.fileName, "names \(index.parts.count) parts, more than the \(ManifestSplit.maximumParts) a client reads: clients refuse this publish",
                 .manifestBeyondClientLimit)
         }
-        let total = split.parts.reduce(UInt64(0)) { $0 + UInt64($1.bytes.count) }
+        let total = index.parts.reduce(UInt64(0)) { $0 + $1.size }
         if total > limits.maximumSplitManifestSize {
             warn(
                 ManifestPart.folder,
@@ -56,33 +98,6 @@ struct ManifestWrite {
                 .manifestBeyondClientLimit)
         }
         self.warnings = warnings
-    }
-
-    /// Writes every part not yet in `out` (a part's name is its hash: one there already holds
-    /// these bytes), without waiting for the disk: `pending` gets each, and the caller flushes
-    /// it before the index that names them. Returns whether any was written.
-    func writeParts(in out: String, pending: PendingSyncs?) throws(BuildError) -> Bool {
-        let folder = out + "/" + ManifestPart.folder
-        var wrote = false
-        for part in split.parts {
-            let path = out + "/" + part.reference.path
-            guard !Self.holds(path, part.bytes) else { continue }
-            if !wrote {
-                do {
-                    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-                } catch {
-                    throw .output(path: folder, reason: "cannot create the folder of manifest parts")
-                }
-            }
-            do {
-                try DurableFile.replace(path, with: part.bytes, synced: pending == nil)
-            } catch {
-                throw .output(path: path, reason: "cannot write the manifest part: \(String(cString: strerror(error.errno)))")
-            }
-            pending?.add(path)
-            wrote = true
-        }
-        return wrote
     }
 
     /// Whether the file at `path` holds exactly `bytes`. A part's name is its hash, but a file

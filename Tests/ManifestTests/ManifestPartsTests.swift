@@ -1,6 +1,7 @@
 import FileSystem
 import Foundation
 import Manifest
+import Synchronization
 import Testing
 
 @Suite struct ManifestPartsTests {
@@ -50,6 +51,41 @@ import Testing
         #expect(index == split.index)
         #expect(ManifestSplit.assemble(index, parts: parts) == manifest)
         #expect(ManifestFile.encode(ManifestSplit.assemble(index, parts: parts)) == ManifestFile.encode(manifest))
+    }
+
+    /// A build makes the parts on several workers and hands each over as it is made, and an
+    /// interim manifest (a few entries pointing at staged archives) takes the final one's other
+    /// parts: the index must be the one a fresh split gives, and the entry bytes a lower bound
+    /// of manifest.json's size.
+    @Test func partsMadeInParallelOrReusedAreTheFreshSplit() throws {
+        let manifest = Self.manifest(blocks: 3_000, containers: 700)
+        let fresh = ManifestSplit.split(manifest)
+        let made = Mutex<[String: [UInt8]]>([:])
+        let (index, entryBytes) = try ManifestSplit.index(of: manifest, workers: 2) { (reference, bytes) -> CancellationError? in
+            made.withLock { $0[reference.sha256] = bytes }
+            return nil
+        }.get()
+        #expect(index == fresh.index)
+        #expect(made.withLock { $0 } == Dictionary(uniqueKeysWithValues: fresh.parts.map { ($0.reference.sha256, $0.bytes) }))
+        let wholeSize = ManifestFile.encode(manifest).count
+        #expect(entryBytes > wholeSize / 2 && entryBytes < wholeSize, "\(entryBytes) of \(wholeSize)")
+
+        var interim = manifest
+        let changed: Set<Int> = [7, 1_500, 2_999]
+        for position in changed { interim.blocks[position].archive = "html/.staged-\(position).zip" }
+        let remade = Mutex(0)
+        let (reused, _) = try ManifestSplit.index(of: interim, workers: 2, reusing: (index, changed)) { (reference, _) -> CancellationError? in
+            if reference.blocks > 0 { remade.withLock { $0 += 1 } }
+            return nil
+        }.get()
+        #expect(reused == ManifestSplit.split(interim).index)
+        #expect(remade.withLock { $0 } == Set(reused.parts).subtracting(index.parts).count, "only parts holding a changed entry are made")
+        #expect((1...3).contains(remade.withLock { $0 }))
+
+        let failed = ManifestSplit.index(of: manifest, workers: 2) { (reference, _) -> CancellationError? in
+            reference.containers > 0 ? CancellationError() : nil
+        }
+        #expect(throws: CancellationError.self) { try failed.get() }
     }
 
     @Test func oneEditOrInsertionChangesOnePart() {
