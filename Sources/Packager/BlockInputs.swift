@@ -11,17 +11,37 @@ import ParallelMap
 /// digest is unchanged is not rendered again. A missed input would publish a stale page, so
 /// the property test compares incremental builds with fresh ones after random edits.
 struct BlockInputs: Sendable {
-    /// Nil when a static file cannot be read: every block is rendered.
-    let context: String?
+    /// The settings, the course's identity and every static file; nil when a static file
+    /// cannot be read: every block is rendered.
+    let base: String?
+    /// `base` and where every link to another block lands (`PagePlan`); nil until planned.
+    private(set) var context: String?
+    /// Each leaf's own inputs (`ownDigest`), by usage id.
+    let own: [String: String]
 
-    init(settings: [String], course: Course, plan: PagePlan, assets: AssetStore, workers: Int) {
+    init(settings: [String], course: Course, leaves: [Block], export: ExportDirectory, assets: AssetStore, workers: Int) {
         guard let statics = Self.digest(ofStaticFiles: course.staticFiles.paths, assets: assets, workers: workers) else {
-            context = nil
+            base = nil
+            own = [:]
             return
         }
-        var digest = InputDigest("coursepack-block-context-v1")
+        var digest = InputDigest("coursepack-block-base-v1")
         for setting in settings { digest.add(setting) }
         for field in [course.id, course.displayName, course.language, statics] { digest.add(field) }
+        let base = digest.finish()
+        self.base = base
+        let digests = leaves.parallelMap(workers: workers) { Self.ownDigest(of: $0, base: base, export: export) }
+        var own: [String: String] = [:]
+        own.reserveCapacity(leaves.count)
+        for (block, digest) in zip(leaves, digests) { own[block.usageID] = digest }
+        self.own = own
+    }
+
+    /// Adds where every link lands: after this, `digest(of:unitHead:)` gives each page's inputs.
+    mutating func plan(_ plan: PagePlan) {
+        guard let base else { return }
+        var digest = InputDigest("coursepack-block-context-v2")
+        digest.add(base)
         for (label, targets) in [("jump", plan.jumpTargets), ("online", plan.onlineTargets)] {
             digest.add(label)
             for key in targets.keys.sorted() {
@@ -48,11 +68,13 @@ struct BlockInputs: Sendable {
         return digest.finish()
     }
 
-    /// Nil when the block's content cannot be read: it is rendered, and fails as it should.
-    func digest(of block: Block, unitHead: [UInt8], export: ExportDirectory) -> String? {
-        guard let context else { return nil }
-        var digest = InputDigest("coursepack-block-inputs-v1")
-        digest.add(context)
+    /// Everything a page is made from but its unit's style-only head and where links to other
+    /// blocks land: `base` and the block's own definition, place and HTML file. Whether a
+    /// problem or a video has a page at all depends on nothing else (`PageFacts`). Nil when the
+    /// block's content cannot be read: it is rendered, and fails as it should.
+    static func ownDigest(of block: Block, base: String, export: ExportDirectory) -> String? {
+        var digest = InputDigest("coursepack-block-own-v1")
+        digest.add(base)
         for field in [block.type, block.urlName, block.usageID, block.displayName ?? "\u{0}", block.file, block.htmlFile ?? "\u{0}"] {
             digest.add(field)
         }
@@ -77,6 +99,15 @@ struct BlockInputs: Sendable {
             guard let bytes = try? export.read(file) else { return nil }
             digest.add(bytes: bytes)
         }
+        return digest.finish()
+    }
+
+    /// Nil when the block's content cannot be read or the pages are not planned yet.
+    func digest(of block: Block, unitHead: [UInt8]) -> String? {
+        guard let context, let own = own[block.usageID] else { return nil }
+        var digest = InputDigest("coursepack-block-inputs-v2")
+        digest.add(context)
+        digest.add(own)
         digest.add(bytes: unitHead)
         return digest.finish()
     }

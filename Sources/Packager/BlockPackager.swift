@@ -51,7 +51,7 @@ struct BlockPackager: Sendable {
     }
 
     func package(_ block: Block) -> Packaged {
-        let digest = inputs.digest(of: block, unitHead: pages.unitHeads[block.usageID] ?? [], export: export)
+        let digest = inputs.digest(of: block, unitHead: pages.unitHeads[block.usageID] ?? [])
         if let digest, let remembered = rememberedEntry(of: block, inputs: digest) {
             return Packaged(outcome: .reused(remembered.entry, warnings: remembered.warnings).withGroups(of: block), inputs: digest, rendered: false)
         }

@@ -97,6 +97,8 @@ public struct CoursePackager: Sendable {
         let runtime: PageRuntime?
         /// The hash cache as the build found it: saved again only when it changed.
         let previousHashes: FileHashCache
+        /// Whether each problem and video has a page, when it differs from what was remembered.
+        let pageFacts: PageFacts?
     }
 
     /// Every check that can refuse the build, before anything in DIR or the state changes: the
@@ -128,11 +130,13 @@ public struct CoursePackager: Sendable {
                 id: .runtimeNotInstalled))
         }
         let leaves = course.blocks.filter { !$0.isContainer }
-        let packaged = packageBlocks(
+        let (packaged, pages) = packageBlocks(
             leaves, of: course, export: export, renderer: renderer, assets: assets, runtime: runtime,
             previous: previous, settings: settings, memos: memos, progress: progress)
         report.counts.rendered = packaged.count { $0.rendered }
-        return PackagedBlocks(leaves: leaves, packaged: packaged, assets: assets, runtime: runtime, previousHashes: previousHashes)
+        return PackagedBlocks(
+            leaves: leaves, packaged: packaged, assets: assets, runtime: runtime, previousHashes: previousHashes,
+            pageFacts: pages.factsChanged ? pages.facts : nil)
     }
 
     /// The new manifest: the collected entries, the outline, and the shared archives (written
@@ -171,6 +175,7 @@ public struct CoursePackager: Sendable {
         let hashes = blocks.assets.hashCache
         if hashes.records != blocks.previousHashes.records { incremental.save(hashes) }
         incremental.save(Self.memos(of: blocks.packaged))
+        blocks.pageFacts?.save(to: options.stateFolder)
         search.texts.save(shards: search.changedTexts, to: options.stateFolder)
         if search.chunksChanged { search.chunks.save(to: options.stateFolder) }
     }
@@ -298,16 +303,19 @@ public struct CoursePackager: Sendable {
         _ leaves: [Block], of course: Course, export: ExportDirectory, renderer: BlockRenderer, assets: AssetStore,
         runtime: PageRuntime?, previous: PreviousPublish, settings: [String], memos: BlockMemos<BlockNote>,
         progress: @Sendable (Int, Int) -> Void
-    ) -> [BlockPackager.Packaged] {
-        let pages = PagePlan(course: course, export: export, renderer: renderer, workers: options.jobs)
+    ) -> ([BlockPackager.Packaged], PagePlan) {
+        var inputs = BlockInputs(settings: settings, course: course, leaves: leaves, export: export, assets: assets, workers: options.jobs)
+        let pages = PagePlan(
+            course: course, export: export, renderer: renderer, own: inputs.own, remembered: PageFacts.load(from: options.stateFolder),
+            workers: options.jobs)
+        inputs.plan(pages)
         let packager = BlockPackager(
             course: course, export: export, renderer: renderer, assets: assets,
-            options: options, previous: previous, pages: pages, runtime: runtime,
-            inputs: BlockInputs(settings: settings, course: course, plan: pages, assets: assets, workers: options.jobs), memos: memos)
+            options: options, previous: previous, pages: pages, runtime: runtime, inputs: inputs, memos: memos)
         for folder in Set(leaves.map { ArchiveNaming.component($0.type) }).sorted() {
             try? FileManager.default.createDirectory(atPath: options.outputFolder + "/" + folder, withIntermediateDirectories: true)
         }
-        return leaves.parallelMap(workers: options.jobs, progress: progress) { packager.package($0) }
+        return (leaves.parallelMap(workers: options.jobs, progress: progress) { packager.package($0) }, pages)
     }
 
     /// What the next build needs to skip the blocks whose inputs will not have changed.

@@ -1,6 +1,7 @@
 import FileSystem
 import BlockRenderer
 import CourseExport
+import IncrementalBuild
 import ParallelMap
 
 /// What every page needs to know about the others before any is rendered: which blocks get an
@@ -16,11 +17,37 @@ struct PagePlan: Sendable {
     /// components of its unit, in course order.
     let unitHeads: [String: [UInt8]]
 
-    init(course: Course, export: ExportDirectory, renderer: BlockRenderer, workers: Int) {
+    /// Whether each problem and video has a page, as this plan found it: what the next build
+    /// remembers; `factsChanged` when that differs from what this build was given.
+    let facts: PageFacts
+    let factsChanged: Bool
+
+    /// `own`: each leaf's own inputs (`BlockInputs.ownDigest`), by usage id. A problem or video
+    /// whose own inputs are those `remembered` records is not rendered to know whether it has
+    /// a page: at 100,000 blocks that was most of an edit's planning.
+    init(course: Course, export: ExportDirectory, renderer: BlockRenderer, own: [String: String], remembered: PageFacts, workers: Int) {
         let leaves = course.blocks.filter { !$0.isContainer }
         let facts = leaves.parallelMap(workers: workers) { block in
-            (hasPage: renderer.hasPage(block, in: course, export: export), styleOnly: renderer.styleOnlyElements(of: block, export: export))
+            let digest = own[block.usageID]
+            var hasPage: Bool
+            var known: Bool? = nil
+            if PageFacts.decidedByRendering(block.type), let digest { known = remembered.hasPage(block.usageID, inputs: digest) }
+            if let known {
+                hasPage = known
+            } else {
+                hasPage = renderer.hasPage(block, in: course, export: export)
+            }
+            return (hasPage: hasPage, styleOnly: renderer.styleOnlyElements(of: block, export: export), own: digest, remembered: known != nil)
         }
+        var found = PageFacts()
+        var rendered = false
+        for (block, fact) in zip(leaves, facts) where PageFacts.decidedByRendering(block.type) {
+            guard let digest = fact.own else { continue }
+            found.facts[block.usageID] = (digest, fact.hasPage)
+            if !fact.remembered { rendered = true }
+        }
+        self.facts = found
+        factsChanged = rendered || found.facts.count != remembered.facts.count
 
         var firstPage: [String: String] = [:]
         var jump: [String: String] = [:]
@@ -56,5 +83,43 @@ struct PagePlan: Sendable {
             if !others.isEmpty { heads[block.usageID] = others }
         }
         unitHeads = heads
+    }
+}
+
+/// Whether each problem and video has a page, by the digest of its own inputs: the next build
+/// takes the answer while those inputs are the same, instead of rendering the block to know.
+/// A state file like the others: damaged or of another format, it reads as nothing remembered.
+struct PageFacts: Sendable {
+    static let fileName = "page-facts.bin"
+    static let format = "coursepack-page-facts-v1"
+
+    /// Usage id → (own inputs, has a page).
+    var facts: [String: (inputs: String, hasPage: Bool)] = [:]
+
+    /// Html blocks always have a page and other types never do: only these are rendered to know.
+    static func decidedByRendering(_ type: String) -> Bool { type == "problem" || type == "video" }
+
+    func hasPage(_ usageID: String, inputs: String) -> Bool? {
+        guard let fact = facts[usageID], fact.inputs == inputs else { return nil }
+        return fact.hasPage
+    }
+
+    static func load(from folder: String) -> PageFacts {
+        var loaded = PageFacts()
+        guard let records = RecordFile.load(folder + "/" + fileName, format: format) else { return loaded }
+        for fields in records {
+            guard fields.count == 3, fields[2].count == 1 else { return PageFacts() }
+            loaded.facts[String(decoding: fields[0], as: UTF8.self)] = (String(decoding: fields[1], as: UTF8.self), fields[2].first == UInt8(ascii: "1"))
+        }
+        return loaded
+    }
+
+    func save(to folder: String) {
+        var file = RecordFile(format: Self.format, capacity: facts.count * 160)
+        for usageID in facts.keys.sorted() {
+            guard let fact = facts[usageID] else { continue }
+            file.add([ArraySlice(usageID.utf8), ArraySlice(fact.inputs.utf8), ArraySlice((fact.hasPage ? "1" : "0").utf8)])
+        }
+        file.save(to: folder + "/" + Self.fileName)
     }
 }

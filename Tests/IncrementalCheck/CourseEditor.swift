@@ -9,6 +9,7 @@ public struct CourseEditor {
 
     public static let allKinds = [
         "html", "static", "script", "stylesheet", "policy", "add-block", "remove-block", "move-block", "new-static", "template", "same-size-html",
+        "problem-page",
     ]
 
     public init(root: String, templates: String) {
@@ -108,6 +109,23 @@ public struct CourseEditor {
             try write(from, String(content[..<start.lowerBound]) + String(content[end.upperBound...]))
             try write(to, text(to).replacingOccurrences(of: "</vertical>", with: "  \(child)\n</vertical>"))
             return "move-block \(child) from \(from) to \(to)"
+        case "problem-page":
+            // A problem that gains a response only the server can grade loses its page (links
+            // to it then point online), and gets it back when the response goes again.
+            let marker = "<coderesponse queuename=\"edit\"/>"
+            guard let problem = files("problem", ".xml").filter({ text($0).contains("</problem>") }).randomElement(using: &random) else { return "none" }
+            let content = text(problem)
+            // A page that links to it, which must follow.
+            let name = String(problem.dropFirst("problem/".count).dropLast(".xml".count))
+            if let page = files("html", ".html").randomElement(using: &random) {
+                try write(page, text(page) + "\n<a href=\"/jump_to_id/\(name)\">problem</a>\n")
+            }
+            if content.contains(marker) {
+                try write(problem, content.replacingOccurrences(of: marker, with: ""))
+                return "problem-page \(problem) back offline"
+            }
+            try write(problem, content.replacingOccurrences(of: "</problem>", with: marker + "</problem>"))
+            return "problem-page \(problem) online only"
         case "template":
             // The page shell or the page stylesheet, as an operator's --templates folder changes.
             if Bool.random(using: &random) {
