@@ -124,10 +124,12 @@ public enum ManifestSplit {
     /// so without `reusing` that is a lower bound of its size.
     /// With `reusing`, the index of a manifest with the same usage ids in the same order that
     /// differs from this one only in the entries at `changed`: its block parts holding none of
-    /// those are named as they are, not made again.
+    /// those are named as they are, not made again. With `published`, the parts in place whose
+    /// entries and files are this manifest's are named again, not made (so after a one-block
+    /// edit, one part is made).
     public static func index<Failure: Error>(
         of manifest: CourseManifest, workers: Int, reusing base: (index: ManifestIndex, changed: Set<Int>)? = nil,
-        publish: @Sendable (_ reference: PartReference, _ bytes: [UInt8]) -> Failure?
+        published: PublishedParts? = nil, publish: @Sendable (_ reference: PartReference, _ bytes: [UInt8]) -> Failure?
     ) -> Result<(ManifestIndex, entryBytes: Int), Failure> {
         let outline = manifest.outline ?? []
         let runs = runs(of: manifest.blocks.map(\.usageID)).map(Run.blocks) + runs(of: outline.map(\.usageID)).map(Run.outline)
@@ -145,8 +147,14 @@ public enum ManifestSplit {
                 for block in part.blocks {
                     for sha256 in (block.files ?? [:]).values { part.files[sha256] = allFiles[sha256] }
                 }
+                if let published, let reference = published.blockPart(holding: part) {
+                    // The entries without the part's other fields: still a lower bound.
+                    let rest = CanonicalJSON.encode(ManifestPart(files: part.files)).count
+                    return .success((reference, max(0, Int(reference.size) - rest)))
+                }
             case .outline(let range):
                 part.outline = Array(outline[range])
+                if let published, let reference = published.outlinePart(holding: part.outline) { return .success((reference, 0)) }
             }
             let (bytes, entryBytes) = CanonicalJSON.encodeMeasuring(part)
             let reference = PartReference(
@@ -174,6 +182,50 @@ public enum ManifestSplit {
             runtime: manifest.runtime, search: manifest.search, files: manifest.files == nil ? nil : indexFiles,
             parts: references)
         return .success((index, entryBytes))
+    }
+
+    /// The parts of a publish in place, by the usage id of their first entry, with what they
+    /// hold. Only a publish read from its index and parts qualifies: each part was then checked
+    /// against the size and hash the index names, so one named again is known to be intact.
+    public struct PublishedParts: Sendable {
+        let manifest: CourseManifest
+        let blockParts: [String: (reference: PartReference, start: Int)]
+        let outlineParts: [String: (reference: PartReference, start: Int)]
+
+        public init?(_ published: PublishedManifest) {
+            guard !published.hasWholeFile, let index = published.index else { return nil }
+            manifest = published.manifest
+            let outline = manifest.outline ?? []
+            var blockParts: [String: (PartReference, Int)] = [:]
+            var outlineParts: [String: (PartReference, Int)] = [:]
+            var (block, container) = (0, 0)
+            for reference in index.parts {
+                if reference.blocks > 0, block < manifest.blocks.count { blockParts[manifest.blocks[block].usageID] = (reference, block) }
+                if reference.containers > 0, container < outline.count { outlineParts[outline[container].usageID] = (reference, container) }
+                block += reference.blocks
+                container += reference.containers
+            }
+            self.blockParts = blockParts
+            self.outlineParts = outlineParts
+        }
+
+        /// The part in place holding exactly these entries and course files.
+        func blockPart(holding part: ManifestPart) -> PartReference? {
+            guard let first = part.blocks.first, let (reference, start) = blockParts[first.usageID], reference.blocks == part.blocks.count,
+                reference.containers == 0, start + part.blocks.count <= manifest.blocks.count,
+                manifest.blocks[start..<(start + part.blocks.count)].elementsEqual(part.blocks),
+                part.files.allSatisfy({ manifest.files?[$0.key] == $0.value })
+            else { return nil }
+            return reference
+        }
+
+        func outlinePart(holding entries: [OutlineEntry]) -> PartReference? {
+            let outline = manifest.outline ?? []
+            guard let first = entries.first, let (reference, start) = outlineParts[first.usageID], reference.containers == entries.count,
+                reference.blocks == 0, start + entries.count <= outline.count, outline[start..<(start + entries.count)].elementsEqual(entries)
+            else { return nil }
+            return reference
+        }
     }
 
     /// The manifest the index and its parts (in the index's order) describe. The caller has

@@ -463,7 +463,8 @@ public struct CoursePackager: Sendable {
         pending: PendingSyncs?, report: inout BuildReport
     ) throws(BuildError) -> ManifestIndex {
         let out = options.outputFolder
-        let final = try ManifestWrite(manifest, in: out, pending: pending, workers: options.jobs)
+        let final = try ManifestWrite(
+            manifest, in: out, pending: pending, workers: options.jobs, published: previous.published.flatMap(ManifestSplit.PublishedParts.init))
         report.warnings += final.warnings
         var interim: ManifestWrite?
         if !staged.isEmpty {

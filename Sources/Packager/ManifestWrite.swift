@@ -22,18 +22,18 @@ struct ManifestWrite {
     /// disk (`pending` gets each; the caller flushes it before the index that names them), on
     /// `workers` threads, never holding more than one part per worker. With `reusing`, the write
     /// of a manifest that differs from this one only in the entries at `changed`: the parts
-    /// holding none of those are the same, and are neither made nor compared again.
+    /// holding none of those are the same, and are neither made nor compared again. With
+    /// `published`, the previous publish's parts that hold the same entries are named again.
     init(
         _ manifest: CourseManifest, in out: String, pending: PendingSyncs?, workers: Int,
-        reusing base: (write: ManifestWrite, changed: Set<Int>)? = nil, limits: ArchiveLimits = .current
+        reusing base: (write: ManifestWrite, changed: Set<Int>)? = nil, published: ManifestSplit.PublishedParts? = nil,
+        limits: ArchiveLimits = .current
     ) throws(BuildError) {
         let limit = limits.maximumManifestSize
         let folder = out + "/" + ManifestPart.folder
         let wrote = Mutex(false)
-        let largest = Mutex<(path: String, size: Int)?>(nil)
-        let made = ManifestSplit.index(of: manifest, workers: workers, reusing: base.map { ($0.write.index, $0.changed) }) {
+        let made = ManifestSplit.index(of: manifest, workers: workers, reusing: base.map { ($0.write.index, $0.changed) }, published: published) {
             (reference, bytes) -> BuildError? in
-            if bytes.count > limit { largest.withLock { $0 = (reference.path, bytes.count) } }
             let path = out + "/" + reference.path
             guard !Self.holds(path, bytes) else { return nil }
             do {
@@ -82,7 +82,7 @@ struct ManifestWrite {
         if indexBytes.count > limit {
             warn(ManifestIndex.fileName, "is \(indexBytes.count) bytes, more than the \(limit) a client accepts: clients refuse this publish", .manifestBeyondClientLimit)
         }
-        if let part = largest.withLock({ $0 }) ?? base?.write.index.parts.first(where: { $0.size > UInt64(limit) }).map({ (path: $0.path, size: Int($0.size)) }) {
+        if let part = index.parts.first(where: { $0.size > UInt64(limit) }) {
             warn(part.path, "is \(part.size) bytes, more than the \(limit) a client accepts: clients refuse this publish", .manifestBeyondClientLimit)
         }
         if index.parts.count > ManifestSplit.maximumParts {

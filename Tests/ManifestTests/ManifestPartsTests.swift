@@ -88,6 +88,46 @@ import Testing
         #expect(throws: CancellationError.self) { try failed.get() }
     }
 
+    /// A rebuild names again the parts in place whose entries and files are unchanged: after
+    /// one edit it makes one part, and the index is still the one a fresh split gives; the
+    /// entry bytes stay a lower bound of manifest.json's size.
+    @Test func aRebuildMakesOnlyTheChangedPartAndNamesTheOthersAgain() throws {
+        let manifest = Self.manifest(blocks: 3_000, containers: 700)
+        let folder = NSTemporaryDirectory() + "coursepack-parts-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder + "/" + ManifestPart.folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let split = ManifestSplit.split(manifest)
+        for part in split.parts { try Data(part.bytes).write(to: URL(fileURLWithPath: folder + "/" + part.reference.path)) }
+        try Data(ManifestFile.encode(split.index)).write(to: URL(fileURLWithPath: folder + "/" + ManifestIndex.fileName))
+        let published = try #require(try PublishedManifest.read(folder: folder, workers: 2))
+        let parts = try #require(ManifestSplit.PublishedParts(published))
+
+        var edited = manifest
+        edited.blocks[1_234].displayName = "Edited"
+        edited.outline?[300].displayName = "Edited unit"
+        let made = Mutex(0)
+        let (index, entryBytes) = try ManifestSplit.index(of: edited, workers: 2, published: parts) { (_, _) -> CancellationError? in
+            made.withLock { $0 += 1 }
+            return nil
+        }.get()
+        #expect(index == ManifestSplit.split(edited).index)
+        #expect(made.withLock { $0 } == 2, "one block part and one outline part")
+        let wholeSize = ManifestFile.encode(edited).count
+        #expect(entryBytes > wholeSize / 2 && entryBytes < wholeSize, "\(entryBytes) of \(wholeSize)")
+
+        // A course file listed with other sizes is a change too.
+        var refiled = manifest
+        let sha = try #require(refiled.blocks[10].files?["index.html"])
+        refiled.files?[sha]?.compressedSize += 1
+        made.withLock { $0 = 0 }
+        let (refiledIndex, _) = try ManifestSplit.index(of: refiled, workers: 2, published: parts) { (_, _) -> CancellationError? in
+            made.withLock { $0 += 1 }
+            return nil
+        }.get()
+        #expect(refiledIndex == ManifestSplit.split(refiled).index)
+        #expect(made.withLock { $0 } == 1)
+    }
+
     @Test func oneEditOrInsertionChangesOnePart() {
         var manifest = Self.manifest(blocks: 5_000)
         let before = Set(ManifestSplit.split(manifest).index.parts)
