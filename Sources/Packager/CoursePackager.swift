@@ -157,8 +157,13 @@ public struct CoursePackager: Sendable {
             try publishShared(runtime.shared, in: &manifest, previous: previous, writer: writer, store: store, written: &collected.writtenFolders)
         }
         let searchStarted = Date()
-        let search = try searchIndex(of: course, export: export, renderer: renderer, entries: manifest.blocks)
-        try publishShared(search.shared, in: &manifest, previous: previous, writer: writer, store: store, written: &collected.writtenFolders)
+        // The deflated index is let go once written; what the next build reuses is kept.
+        let search: SearchIndexStep
+        do {
+            let made = try searchIndex(of: course, export: export, renderer: renderer, entries: manifest.blocks)
+            try publishShared(made.shared, in: &manifest, previous: previous, writer: writer, store: store, written: &collected.writtenFolders)
+            search = made.published()
+        }
         report.durations.searchSeconds = Date().timeIntervalSince(searchStarted)
         manifest.files = Self.listedContents(of: &manifest, published: blocks.assets.files.contents, previous: previous)
         collected.writtenFolders.formUnion(blocks.assets.files.writtenFolders)

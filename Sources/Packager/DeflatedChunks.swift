@@ -87,7 +87,8 @@ struct DeflatedChunks: Sendable {
             }
         }
         guard code == Z_OK, stream.avail_in == 0 else { throw ZlibError(operation: "deflate", code: code) }
-        output.removeSubrange(produced...)
-        return Chunk(crc32: CRC32.checksum(bytes), length: bytes.count, deflated: output)
+        // A copy of exactly the bytes produced: the buffer was sized for incompressible input,
+        // and a search index of 100,000 pages held its slack (about 150 MB) until the build ended.
+        return Chunk(crc32: CRC32.checksum(bytes), length: bytes.count, deflated: Array(output[..<produced]))
     }
 }

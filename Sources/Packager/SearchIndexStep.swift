@@ -21,7 +21,7 @@ import ZlibStream
 struct SearchIndexStep: Sendable {
     let contentHash: String
     /// `index.js` and the parts, in order, as the archive and the course files hold them.
-    let files: [SharedContent.File]
+    private(set) var files: [SharedContent.File]
     /// What the next build may reuse, and whether it differs from what this one started with.
     let texts: SearchTexts
     let chunks: DeflatedChunks
@@ -61,26 +61,48 @@ struct SearchIndexStep: Sendable {
         }
         let (texts, extracted) = Self.texts(of: zip(listed, documents), language: course.language)
 
-        let parts = Self.parts(of: documents.compactMap { $0?.0 })
+        // Each part is deflated (or its deflated piece taken from the cache) as soon as it is
+        // cut, a few at a time on all workers, and only its compressed form is kept: at 100,000
+        // pages the raw parts alone were a fifth of a gigabyte, held beside their compressed copy.
         let known = cachedChunks.chunks
-        let keys = parts.parallelMap(workers: workers) { DeflatedChunks.key(of: $0, dictionary: []) }
-        let hashes = parts.parallelMap(workers: workers) { SHA256Hex.of($0) }
-        let deflated = try Self.deflate(parts, keys: keys, known: known, level: cachedChunks.level, workers: workers)
+        var made: [(sha256: String, key: [UInt8], chunk: DeflatedChunks.Chunk, entry: PreparedEntry)] = []
+        var pending: [[UInt8]] = []
+        func flush() throws(ZlibError) {
+            let results = pending.parallelMap(workers: workers) { part in
+                Result { () throws(ZlibError) in
+                    let key = DeflatedChunks.key(of: part, dictionary: [])
+                    let chunk: DeflatedChunks.Chunk
+                    if let cached = known[key], cached.length == part.count {
+                        chunk = cached
+                    } else {
+                        chunk = try DeflatedChunks.deflate(part, dictionary: [], level: cachedChunks.level)
+                    }
+                    return (SHA256Hex.of(part), key, chunk, Self.entry(of: part, deflated: chunk))
+                }
+            }
+            pending.removeAll()
+            for result in results { made.append(try result.get()) }
+        }
+        for part in Self.parts(of: documents.lazy.compactMap { $0?.0 }) {
+            pending.append(part)
+            if pending.count >= 2 * max(1, workers) { try flush() }
+        }
+        try flush()
         var used = DeflatedChunks(level: cachedChunks.level)
-        for (key, chunk) in zip(keys, deflated) { used.chunks[key] = chunk }
+        for piece in made { used.chunks[piece.key] = piece.chunk }
 
-        let names = hashes.map { SearchIndex.partName(sha256: $0) }
+        let names = made.map { SearchIndex.partName(sha256: $0.sha256) }
         let root = SearchIndex.root(courseID: course.id, language: course.language, textVersion: Self.textVersion, parts: names)
         contentHash = SHA256Hex.of(root)
         var files = [SharedContent.File(name: SearchIndex.fileName, sha256: contentHash, content: .bytes(root))]
-        for (index, chunk) in deflated.enumerated() {
-            files.append(SharedContent.File(name: names[index], sha256: hashes[index], content: .prepared(Self.entry(of: parts[index], deflated: chunk))))
+        for (name, piece) in zip(names, made) {
+            files.append(SharedContent.File(name: name, sha256: piece.sha256, content: .prepared(piece.entry)))
         }
         self.files = files
         self.texts = texts
         chunks = used
         changedTexts = texts.changedShards(since: cachedTexts, extracted: extracted)
-        chunksChanged = used.chunks.count != known.count || keys.contains { known[$0] == nil }
+        chunksChanged = used.chunks.count != known.count || made.contains { known[$0.key] == nil }
     }
 
     /// The search document of one listed block, and whether its text was extracted anew (not
@@ -132,40 +154,35 @@ struct SearchIndexStep: Sendable {
         return (texts, extracted)
     }
 
-    /// The part files: the documents cut at document boundaries (`minimumChunk`), each run
-    /// between `SearchIndex.partOpening` and `partClosing`.
-    static func parts(of documents: [EncodedSearchDocument]) -> [[UInt8]] {
-        var parts: [[UInt8]] = []
-        var current = SearchIndex.partOpening
-        var count = 0
-        for document in documents {
-            if count > 0 { current.append(UInt8(ascii: ",")) }
-            document.append(to: &current)
-            count += 1
-            if current.count >= maximumChunk || (current.count >= minimumChunk && hash(document.usageID) % boundaryEvery == 0) {
-                parts.append(current + SearchIndex.partClosing)
-                current = SearchIndex.partOpening
-                count = 0
+    /// The part files, one at a time as they are iterated: the documents cut at document
+    /// boundaries (`minimumChunk`), each run between `SearchIndex.partOpening` and `partClosing`.
+    static func parts<Documents: Sequence<EncodedSearchDocument>>(of documents: Documents) -> some Sequence<[UInt8]> {
+        var iterator = documents.makeIterator()
+        var finished = false
+        var emitted = false
+        return AnyIterator<[UInt8]> {
+            guard !finished else { return nil }
+            var current = SearchIndex.partOpening
+            var count = 0
+            while let document = iterator.next() {
+                if count > 0 { current.append(UInt8(ascii: ",")) }
+                document.append(to: &current)
+                count += 1
+                if current.count >= maximumChunk || (current.count >= minimumChunk && hash(document.usageID) % boundaryEvery == 0) {
+                    emitted = true
+                    return current + SearchIndex.partClosing
+                }
             }
+            finished = true
+            // The last run, or one empty part for a course with no document.
+            guard count > 0 || !emitted else { return nil }
+            return current + SearchIndex.partClosing
         }
-        if count > 0 || parts.isEmpty { parts.append(current + SearchIndex.partClosing) }
-        return parts
     }
 
     /// 64-bit FNV-1a: stable across runs and platforms, unlike `Hasher`.
     static func hash(_ text: String) -> UInt64 {
         text.utf8.reduce(0xcbf2_9ce4_8422_2325) { ($0 ^ UInt64($1)) &* 0x0000_0100_0000_01b3 }
-    }
-
-    private static func deflate(
-        _ pieces: [[UInt8]], keys: [[UInt8]], known: [[UInt8]: DeflatedChunks.Chunk], level: Int32, workers: Int
-    ) throws(ZlibError) -> [DeflatedChunks.Chunk] {
-        let results = Array(pieces.indices).parallelMap(workers: workers) { index -> Result<DeflatedChunks.Chunk, ZlibError> in
-            let piece = pieces[index]
-            if let chunk = known[keys[index]], chunk.length == piece.count { return .success(chunk) }
-            return Result { () throws(ZlibError) in try DeflatedChunks.deflate(piece, dictionary: [], level: level) }
-        }
-        return try results.map { result throws(ZlibError) in try result.get() }
     }
 
     /// A part's entry: its deflated bytes ended by an empty final block, or the bytes
@@ -176,6 +193,14 @@ struct SearchIndexStep: Sendable {
         }
         return PreparedEntry(
             method: .deflated, crc32: chunk.crc32, uncompressedSize: UInt64(chunk.length), payload: chunk.deflated + DeflatedChunks.finalBlock)
+    }
+
+    /// This step without its files, once they are published: what the next build reuses is
+    /// kept (texts, chunks), not a second copy of the deflated index.
+    func published() -> SearchIndexStep {
+        var kept = self
+        kept.files = []
+        return kept
     }
 
     /// What the device keeps once: `index.js` (its content hash is its SHA-256) and the parts,
