@@ -52,14 +52,16 @@ struct SearchIndexStep: Sendable {
         cachedTexts: SearchTexts, cachedChunks: DeflatedChunks, workers: Int
     ) throws(ZlibError) {
         let tokenizer = SearchTokenizer(language: course.language)
-        let blocks = Dictionary(course.blocks.map { ($0.usageID, $0) }, uniquingKeysWith: { first, _ in first })
-        let listed = entries.filter { blocks[$0.usageID] != nil }
-        let documents = listed.parallelMap(workers: workers) { entry in
+        // Positions, not copies: at 100,000 blocks a table of `Block` values and a second
+        // array of entries were a tenth of a gigabyte.
+        let blocks = CourseBlocks(course.blocks)
+        let listed = entries.indices.filter { blocks[entries[$0].usageID] != nil }
+        let documents = listed.parallelMap(workers: workers) { position in
             Self.document(
-                of: entry, blocks: blocks, course: course, export: export, renderer: renderer, cachedTexts: cachedTexts,
+                of: entries[position], blocks: blocks, course: course, export: export, renderer: renderer, cachedTexts: cachedTexts,
                 tokenizer: tokenizer)
         }
-        let (texts, extracted) = Self.texts(of: zip(listed, documents), language: course.language)
+        let (texts, extracted) = Self.texts(of: zip(listed.lazy.map { entries[$0] }, documents), language: course.language)
 
         // Each part is deflated (or its deflated piece taken from the cache) as soon as it is
         // cut, a few at a time on all workers, and only its compressed form is kept: at 100,000
@@ -108,7 +110,7 @@ struct SearchIndexStep: Sendable {
     /// The search document of one listed block, and whether its text was extracted anew (not
     /// taken from `cachedTexts`); nil for a block with neither name nor text.
     private static func document(
-        of entry: BlockEntry, blocks: [String: Block], course: Course, export: ExportDirectory, renderer: BlockRenderer,
+        of entry: BlockEntry, blocks: CourseBlocks, course: Course, export: ExportDirectory, renderer: BlockRenderer,
         cachedTexts: SearchTexts, tokenizer: SearchTokenizer
     ) -> (EncodedSearchDocument, extracted: Bool)? {
         guard let block = blocks[entry.usageID] else { return nil }
@@ -208,4 +210,17 @@ struct SearchIndexStep: Sendable {
     var shared: SharedContent {
         SharedContent(kind: .search, contentHash: contentHash, files: files)
     }
+}
+
+/// The course's blocks by usage id, as positions in `course.blocks` (the first of a repeated id).
+struct CourseBlocks: Sendable {
+    let blocks: [Block]
+    let positions: [String: Int]
+
+    init(_ blocks: [Block]) {
+        self.blocks = blocks
+        positions = Dictionary(blocks.indices.map { (blocks[$0].usageID, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    subscript(usageID: String) -> Block? { positions[usageID].map { blocks[$0] } }
 }
