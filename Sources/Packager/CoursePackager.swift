@@ -53,14 +53,16 @@ public struct CoursePackager: Sendable {
             previousHashes: incremental.loadFileHashes(), memos: memos, progress: progress, into: &report)
         // One job means one thread, however many cores there are.
         let pendingInputs = stampedInputs ?? (options.jobs > 1 ? Background(stampCourse) : Background(finished: stampCourse()))
+        // Rendering and archiving freed most of what they took, in every worker's arena.
+        FreedMemory.returnToSystem()
         var collected = collect(blocks.packaged.lazy.map(\.outcome), of: blocks.leaves, course: course, previous: previous, into: &report)
-        let (manifest, search) = try composeManifest(
+        let manifest = try composeManifest(
             of: course, export: export.directory, renderer: renderer, blocks: blocks, previous: previous.manifest,
             collected: &collected, report: &report)
         let writtenIndex = try writeManifest(
             manifest, previous: previous, staged: collected.staged, writtenFolders: collected.writtenFolders,
             pending: blocks.assets.writer.pendingSyncs, report: &report)
-        saveState(incremental, blocks: blocks, search: search)
+        saveState(incremental, blocks: blocks)
         report.counts.removed = removeUnnamedArchives(previous: previous.archives, manifest: manifest)
         CourseFileRemoval.removeUnnamed(in: options.outputFolder, manifest: manifest)
         ManifestWrite.removeUnnamedParts(in: options.outputFolder, keeping: writtenIndex)
@@ -145,7 +147,7 @@ public struct CoursePackager: Sendable {
     private func composeManifest(
         of course: Course, export: ExportDirectory, renderer: BlockRenderer, blocks: PackagedBlocks, previous: CourseManifest?,
         collected: inout CollectedOutcomes, report: inout BuildReport
-    ) throws(BuildError) -> (CourseManifest, SearchIndexStep) {
+    ) throws(BuildError) -> CourseManifest {
         var manifest = CourseManifest(courseID: course.id, publishedAt: options.publishedAt.text, generator: options.generator, blocks: collected.entries)
         // The entries move into the manifest: a second array of 100,000 entries is 40 MB.
         collected.entries = []
@@ -159,12 +161,13 @@ public struct CoursePackager: Sendable {
             try publishShared(runtime.shared, in: &manifest, previous: previous, writer: writer, store: store, written: &collected.writtenFolders)
         }
         let searchStarted = Date()
-        // The deflated index is let go once written; what the next build reuses is kept.
-        let search: SearchIndexStep
+        // The index, its texts and pieces are let go once written and cached for the next build
+        // (a cache by content, which no later failure makes wrong): at 100,000 pages they are
+        // the course's whole text, two or three times over.
         do {
-            let made = try searchIndex(of: course, export: export, renderer: renderer, entries: manifest.blocks)
-            try publishShared(made.shared, in: &manifest, previous: previous, writer: writer, store: store, written: &collected.writtenFolders)
-            search = made.published()
+            let search = try searchIndex(of: course, export: export, renderer: renderer, entries: manifest.blocks)
+            try publishShared(search.shared, in: &manifest, previous: previous, writer: writer, store: store, written: &collected.writtenFolders)
+            search.saveCaches(to: options.stateFolder)
         }
         report.durations.searchSeconds = Date().timeIntervalSince(searchStarted)
         manifest.files = Self.listedContents(of: &manifest, published: blocks.assets.files.contents, previous: previous)
@@ -174,17 +177,16 @@ public struct CoursePackager: Sendable {
         {
             manifest.publishedAt = previous.publishedAt
         }
-        return (manifest, search)
+        return manifest
     }
 
-    /// What the next build reuses: file hashes, block memos, the search texts and chunks.
-    private func saveState(_ incremental: IncrementalBuild, blocks: PackagedBlocks, search: SearchIndexStep) {
+    /// What the next build reuses: file hashes, block memos, page facts (the search step
+    /// saved its own).
+    private func saveState(_ incremental: IncrementalBuild, blocks: PackagedBlocks) {
         let hashes = blocks.assets.hashCache
         if hashes.records != blocks.previousHashes.records { incremental.save(hashes) }
         incremental.save(Self.memos(of: blocks.packaged))
         blocks.pageFacts?.save(to: options.stateFolder)
-        search.texts.save(shards: search.changedTexts, to: options.stateFolder)
-        if search.chunksChanged { search.chunks.save(to: options.stateFolder) }
     }
 
     /// The id of a problem the course export reports, once its problems carry one.

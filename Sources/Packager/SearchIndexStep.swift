@@ -21,7 +21,7 @@ import ZlibStream
 struct SearchIndexStep: Sendable {
     let contentHash: String
     /// `index.js` and the parts, in order, as the archive and the course files hold them.
-    private(set) var files: [SharedContent.File]
+    let files: [SharedContent.File]
     /// What the next build may reuse, and whether it differs from what this one started with.
     let texts: SearchTexts
     let chunks: DeflatedChunks
@@ -197,12 +197,10 @@ struct SearchIndexStep: Sendable {
             method: .deflated, crc32: chunk.crc32, uncompressedSize: UInt64(chunk.length), payload: chunk.deflated + DeflatedChunks.finalBlock)
     }
 
-    /// This step without its files, once they are published: what the next build reuses is
-    /// kept (texts, chunks), not a second copy of the deflated index.
-    func published() -> SearchIndexStep {
-        var kept = self
-        kept.files = []
-        return kept
+    /// The texts and deflated pieces the next build of the same output reuses, in the state folder.
+    func saveCaches(to stateFolder: String) {
+        texts.save(shards: changedTexts, to: stateFolder)
+        if chunksChanged { chunks.save(to: stateFolder) }
     }
 
     /// What the device keeps once: `index.js` (its content hash is its SHA-256) and the parts,
