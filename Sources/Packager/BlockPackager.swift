@@ -264,7 +264,7 @@ struct BlockPackager: Sendable {
         var size: UInt64 = 0
         for entry in entries {
             size += try assets.files.publish(entry.content, sha256: entry.hash).size
-            listing[entry.name] = entry.hash
+            listing[entry.name] = assets.files.sharedName(entry.hash)
         }
         return (listing, size)
     }

@@ -68,6 +68,13 @@ final class CourseFileStore: Sendable {
         }
     }
 
+    /// The name this store keeps for a published content, the one `String` every listing that
+    /// names it shares: at 100,000 blocks, most of which list the same few contents, a copy of
+    /// the hex name in each listing was tens of megabytes.
+    func sharedName(_ sha256: String) -> String {
+        published.withLock { known in known.index(forKey: sha256).map { known[$0].key } } ?? sha256
+    }
+
     /// Whether every content `listing` names is published, or intact from the previous publish
     /// (then it counts as published): what lets a block keep its previous entry.
     func holds(_ listing: FileListing) -> Bool {
