@@ -175,23 +175,6 @@ public struct BlockInventory: Sendable, Equatable {
         return String(validating: out, as: UTF8.self)
     }
 
-    /// A digest of each inventory file's inode, size, modification and change time in
-    /// `folder` (nil when one is missing): any write to a file changes its change time, which no
-    /// tool can set back, so an unchanged digest means no file was written since it was taken.
-    public func changeStamp(in folder: String) -> String? {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        func mix(_ value: Int64) {
-            for shift in stride(from: 0, to: 64, by: 8) { hash = (hash ^ UInt64(UInt8(truncatingIfNeeded: value >> Int64(shift)))) &* 0x0000_0100_0000_01b3 }
-        }
-        for file in files {
-            var info = stat()
-            guard lstat(folder + "/" + file.name, &info) == 0 else { return nil }
-            for value in [Int64(bitPattern: UInt64(info.st_ino)), Int64(info.st_size), Int64(info.st_mtim.tv_sec), Int64(info.st_mtim.tv_nsec),
-                          Int64(info.st_ctim.tv_sec), Int64(info.st_ctim.tv_nsec)] { mix(value) }
-        }
-        return String(hash, radix: 16)
-    }
-
     /// What is wrong with `folder` compared with the inventory, or nil when it holds exactly
     /// the inventory's files, each with its size and CRC-32. `readingBytes`: reads every byte,
     /// so that a same-size edit is found too; otherwise only names, kinds and sizes are compared.

@@ -4,31 +4,25 @@ import ParallelMap
 
 /// What a sync that left a course whole records (`.coursepack-sync/settled.tsv`): the server's
 /// manifest it installed (by the fingerprint of its bytes), the local manifest as written (size,
-/// modification time, inode) and every folder it installed, with a digest of its files' inodes,
-/// sizes and modification and change times (`BlockInventory.changeStamp`), so that a file
-/// written since, even at the same size, is noticed without reading it. While the server's bytes and the
-/// folder are as recorded, a sync has nothing to do, and finds it out without parsing either
-/// manifest: a no-op sync of a course of 100,000 blocks then reads one small index and looks at
-/// each installed folder (`isIntact`), instead of assembling, planning and rewriting hundreds
-/// of megabytes of manifests and pages.
+/// modification time, inode) and the stamp of every installed folder (`InstalledFoldersStamp`:
+/// every entry's name, kind, size, inode and times), so that a file added, removed or written
+/// since, even at the same size, is noticed without reading it. While the server's bytes and
+/// the folders are as recorded, a sync has nothing to do, and finds it out without parsing
+/// either manifest or any inventory: a no-op sync of a course of 100,000 blocks reads one small
+/// index and stats each installed file once, instead of assembling, planning and rewriting
+/// hundreds of megabytes of manifests and pages.
 ///
 /// Written after the local manifest, removed before any sync changes the folder: after a crash
 /// it is gone or names a local manifest whose stamp no longer matches.
 public struct SettledSync: Sendable, Equatable {
     public var fingerprint: String
     var manifestStamp: String
-    /// Installed folders (blocks and shared content) with the archive each was installed from
-    /// and the change stamp of its files.
-    var folders: [(folder: String, archiveSHA256: String?, stamp: String)]
+    /// `InstalledFoldersStamp.digest` of the course folder as the sync left it.
+    var foldersDigest: String
     /// Offline blocks installed (for the summary line).
     public var blocks: Int
 
-    static let header = "coursepack-settled 2"
-
-    public static func == (lhs: SettledSync, rhs: SettledSync) -> Bool {
-        lhs.fingerprint == rhs.fingerprint && lhs.manifestStamp == rhs.manifestStamp && lhs.blocks == rhs.blocks
-            && lhs.folders.elementsEqual(rhs.folders) { $0.folder == $1.folder && $0.archiveSHA256 == $1.archiveSHA256 && $0.stamp == $1.stamp }
-    }
+    static let header = "coursepack-settled 3"
 
     static func path(stateFolder: String) -> String { stateFolder + "/settled.tsv" }
     /// Where a course folder keeps it.
@@ -42,49 +36,52 @@ public struct SettledSync: Sendable, Equatable {
     }
 
     /// The record for a course folder whose local manifest `local` lists every offline block
-    /// and shared content `server` offers, at the same version; nil otherwise.
+    /// and shared content `server` offers, at the same version, each installed as its
+    /// inventory says (files present at their sizes, nothing added), and nothing else in the
+    /// course folder; nil otherwise. Checked here, once, so that a later no-op sync only needs
+    /// to find the folders unchanged since.
     static func whole(
         server: CourseManifest, local: CourseManifest, fingerprint: String, localManifestPath: String, target: String, stateFolder: String
     ) -> SettledSync? {
         let offered = SharedContent.asBlocks(server).blocks.filter(\.isOffline)
         let installed = Dictionary(SharedContent.asBlocks(local).blocks.filter(\.isOffline).map { ($0.usageID, $0) }, uniquingKeysWith: { a, _ in a })
         guard installed.count == offered.count, let stamp = stamp(of: localManifestPath) else { return nil }
-        var folders: [(folder: String, archiveSHA256: String?, stamp: String)] = []
-        folders.reserveCapacity(offered.count)
+        var listed: [(folder: String, archiveSHA256: String?)] = []
+        listed.reserveCapacity(offered.count)
         for block in offered {
             guard let mine = installed[block.usageID], mine.isSameDownload(as: block), let archive = mine.archive,
-                let folder = ArchivePath.installFolder(of: archive), !folder.contains(where: { $0 == "\t" || $0 == "\n" }),
-                case .inventory(let inventory) = BlockInventory.recorded(stateFolder: stateFolder, blockFolder: folder, archiveSHA256: mine.sha256),
-                let stamp = inventory.changeStamp(in: target + "/" + folder)
+                let folder = ArchivePath.installFolder(of: archive)
             else { return nil }
-            folders.append((folder, mine.sha256, stamp))
+            listed.append((folder, mine.sha256))
         }
-        return SettledSync(fingerprint: fingerprint, manifestStamp: stamp, folders: folders, blocks: offered.count)
+        let folders = listed
+        let undamaged = Array(stride(from: 0, to: folders.count, by: 256)).parallelMap(workers: ProcessInfo.processInfo.activeProcessorCount) { start in
+            folders[start..<min(start + 256, folders.count)].allSatisfy { folder, sha in
+                guard case .inventory(let inventory) = BlockInventory.recorded(stateFolder: stateFolder, blockFolder: folder, archiveSHA256: sha)
+                else { return false }
+                return inventory.damage(in: target + "/" + folder, readingBytes: false) == nil
+            }
+        }
+        guard !undamaged.contains(false), let walked = InstalledFoldersStamp.of(courseRoot: target),
+            walked.folders.count == folders.count, Set(walked.folders) == Set(folders.map(\.folder))
+        else { return nil }
+        return SettledSync(fingerprint: fingerprint, manifestStamp: stamp, foldersDigest: walked.digest, blocks: offered.count)
     }
 
     func encoded() -> [UInt8] {
-        var text = "\(Self.header)\t\(fingerprint)\t\(manifestStamp)\t\(blocks)\n"
-        for (folder, sha, stamp) in folders { text += "\(folder)\t\(sha ?? "-")\t\(stamp)\n" }
-        return Array(text.utf8)
+        Array("\(Self.header)\t\(fingerprint)\t\(manifestStamp)\t\(blocks)\t\(foldersDigest)\n".utf8)
     }
 
-    /// The record kept in `target`'s state folder, nil when there is none or it is unreadable.
+    /// The record kept in `target`'s state folder, nil when there is none, it is unreadable or
+    /// of an earlier format.
     public static func read(target: String) -> SettledSync? {
         guard let data = FileManager.default.contents(atPath: path(stateFolder: SyncClient.stateFolder(of: target))) else { return nil }
-        var lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
-        guard lines.last == "" else { return nil }  // cut short
-        lines.removeLast()
-        guard let first = lines.first else { return nil }
-        let head = first.split(separator: "\t", omittingEmptySubsequences: false)
-        guard head.count == 4, head[0] == Substring(header), let blocks = Int(head[3]) else { return nil }
-        var folders: [(folder: String, archiveSHA256: String?, stamp: String)] = []
-        folders.reserveCapacity(lines.count - 1)
-        for line in lines.dropFirst() {
-            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
-            guard fields.count == 3, !fields[0].isEmpty else { return nil }
-            folders.append((String(fields[0]), fields[1] == "-" ? nil : String(fields[1]), String(fields[2])))
-        }
-        return SettledSync(fingerprint: String(head[1]), manifestStamp: String(head[2]), folders: folders, blocks: blocks)
+        let text = String(decoding: data, as: UTF8.self)
+        guard text.hasSuffix("\n") else { return nil }  // cut short
+        let fields = text.dropLast().split(separator: "\t", omittingEmptySubsequences: false)
+        guard fields.count == 5, fields[0] == Substring(header), let blocks = Int(fields[3]), !fields[4].isEmpty, !fields[4].contains("\n")
+        else { return nil }
+        return SettledSync(fingerprint: String(fields[1]), manifestStamp: String(fields[2]), foldersDigest: String(fields[4]), blocks: blocks)
     }
 
     static func remove(stateFolder: String) { unlink(path(stateFolder: stateFolder)) }
@@ -92,49 +89,21 @@ public struct SettledSync: Sendable, Equatable {
 
 extension SettledSync {
     /// Whether `target` is still as the settled sync left it, as far as a look without reading
-    /// file contents tells: the local manifest not rewritten, nothing in the course folder but
-    /// what it installed (no stray, no staging folder a killed sync left, nothing in
-    /// `downloads/`), and each installed folder holding the files of its inventory at their
-    /// sizes, with the change stamp it was settled with: a file written since (whatever its
-    /// size) fails it, and the sync then checks every folder's bytes and repairs. Only damage
-    /// below the file system (bit rot) is left to `status --verify`.
+    /// file contents tells: the local manifest not rewritten, nothing in `downloads/` and no
+    /// temporary file of a killed writer in the state folder, the answer state files those of
+    /// the installed problems, and every installed folder with the stamp it was settled with
+    /// (`InstalledFoldersStamp`): a file added, removed or written since (whatever its size), a
+    /// stray or a staging folder fails it, and the sync then checks every folder and repairs.
+    /// Only damage below the file system (bit rot) is left to `status --verify`.
     public func isIntact(target: String) -> Bool {
         let stateFolder = SyncClient.stateFolder(of: target)
         guard Self.stamp(of: target + "/manifest.json") == manifestStamp else { return false }
-        var named: [String: Set<String>] = [:]
-        for (folder, _, _) in folders {
-            let parts = folder.split(separator: "/", maxSplits: 1).map(String.init)
-            guard parts.count == 2 else { return false }
-            named[parts[0], default: []].insert(parts[1])
-        }
         let fm = FileManager.default
-        let fixed: Set<String> = [".coursepack-sync", "manifest.json", "index.html", "_navigation"]
-        for name in (try? fm.contentsOfDirectory(atPath: target)) ?? [] where !fixed.contains(name) {
-            guard let blocks = named[name], Set((try? fm.contentsOfDirectory(atPath: target + "/" + name)) ?? []) == blocks else { return false }
-        }
-        // Staging folders and temporary files in the course folder are strays above.
         guard ((try? fm.contentsOfDirectory(atPath: stateFolder + "/downloads")) ?? []).isEmpty,
-            !((try? fm.contentsOfDirectory(atPath: stateFolder)) ?? []).contains(where: { SyncLeftovers.temporaryPID($0) != nil })
+            !((try? fm.contentsOfDirectory(atPath: stateFolder)) ?? []).contains(where: { SyncLeftovers.temporaryPID($0) != nil }),
+            let walked = InstalledFoldersStamp.of(courseRoot: target), walked.digest == foldersDigest
         else { return false }
-        guard answerStatesMatch(stateFolder: stateFolder) else { return false }
-        return foldersUndamaged(target: target, stateFolder: stateFolder)
-    }
-
-    /// Every installed folder against its inventory (files present at their sizes, nothing
-    /// added), by runs of folders on every core: a check of metadata, bound by system calls.
-    func foldersUndamaged(target: String, stateFolder: String) -> Bool {
-        let folders = self.folders
-        let run = 256
-        let starts = Array(stride(from: 0, to: folders.count, by: run))
-        let intact = starts.parallelMap(workers: ProcessInfo.processInfo.activeProcessorCount) { start in
-            folders[start..<min(start + run, folders.count)].allSatisfy { folder, sha, stamp in
-                guard case .inventory(let inventory) = BlockInventory.recorded(stateFolder: stateFolder, blockFolder: folder, archiveSHA256: sha)
-                else { return false }
-                return inventory.changeStamp(in: target + "/" + folder) == stamp
-                    && inventory.damage(in: target + "/" + folder, readingBytes: false) == nil
-            }
-        }
-        return !intact.contains(false)
+        return Self.answerStatesMatch(stateFolder: stateFolder, installed: walked.folders)
     }
 }
 
@@ -142,9 +111,9 @@ extension SettledSync {
     /// The answer state files (`state/<type>/<name>.js`, see `AnswerStateFiles`) are those of
     /// installed folders, every installed problem's among them: a sync would otherwise write or
     /// remove some.
-    func answerStatesMatch(stateFolder: String) -> Bool {
+    static func answerStatesMatch(stateFolder: String, installed folders: [String]) -> Bool {
         let states = stateFolder + "/state"
-        let installed = Set(folders.map(\.folder))
+        let installed = Set(folders)
         var found = Set<String>()
         let fm = FileManager.default
         for type in (try? fm.contentsOfDirectory(atPath: states)) ?? [] {

@@ -1,0 +1,109 @@
+import ClientTarget
+import FileSystem
+import Foundation
+import Manifest
+import SyncClient
+import Testing
+import TestSupport
+
+/// A sync with nothing to do stops at `SettledSync`: it trusts the course folder only while
+/// every installed entry has the stamp it was settled with. Each change a user, a cleaner app
+/// or a killed tool can make to the folder must make the next sync a real one, which repairs
+/// it, and the sync after that is a no-op again. From the demo course built by the real builder.
+@Suite(.serialized) struct SettledSyncTests {
+    struct Target {
+        let source: String
+        let root: String
+        var course = ""
+
+        func sync() async throws -> ClientTarget.SyncReport {
+            try await ClientTarget(root: root).sync(.init(source: SyncSource(source)))
+        }
+    }
+
+    static func settledTarget(_ name: String) async throws -> Target {
+        let folder = TestSupport.temporaryFolder(name)
+        let published = try SplitManifestSyncTests.build(into: folder)
+        var target = Target(source: published, root: folder + "/device")
+        let first = try await target.sync()
+        #expect(first.summary?.failures.isEmpty == true && first.summary?.settledBlocks == nil)
+        target.course = target.root + "/" + first.courseFolder
+        let second = try await target.sync()
+        #expect(second.summary?.settledBlocks != nil, "a second sync with nothing changed is settled")
+        return target
+    }
+
+    /// A file of an installed html block that sits in a subfolder (`static/…`).
+    static func staticFile(in course: String) throws -> String {
+        let html = course + "/html"
+        for block in try FileManager.default.contentsOfDirectory(atPath: html).sorted() {
+            let statics = html + "/" + block + "/static"
+            if let name = (try? FileManager.default.contentsOfDirectory(atPath: statics))?.sorted().first {
+                var info = stat()
+                if lstat(statics + "/" + name, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_size > 0 { return statics + "/" + name }
+            }
+        }
+        throw CancellationError()
+    }
+
+    /// Each change, then: the sync is not settled and repairs the folder; the next one is.
+    @Test func everyChangeToAnInstalledFolderMakesTheNextSyncARealOneThatRepairsIt() async throws {
+        let target = try await Self.settledTarget("settled-changes")
+        let page = try #require(try FileManager.default.contentsOfDirectory(atPath: target.course + "/html").sorted().first)
+        let index = target.course + "/html/" + page + "/index.html"
+        let asset = try Self.staticFile(in: target.course)
+        let indexBytes = try #require(FileManager.default.contents(atPath: index))
+        let assetBytes = try #require(FileManager.default.contents(atPath: asset))
+
+        let changes: [(String, () throws -> Void, () -> Bool)] = [
+            ("a page written in place at the same size", {
+                let handle = try #require(FileHandle(forWritingAtPath: index))
+                try handle.write(contentsOf: Data(repeating: UInt8(ascii: "x"), count: 8))
+                try handle.close()
+            }, { FileManager.default.contents(atPath: index) == indexBytes }),
+            ("a static file deleted", { try FileManager.default.removeItem(atPath: asset) },
+             { FileManager.default.contents(atPath: asset) == assetBytes }),
+            ("a static file replaced by a copy of itself (another inode)", {
+                try FileManager.default.removeItem(atPath: asset)
+                try assetBytes.write(to: URL(fileURLWithPath: asset))
+            }, { FileManager.default.contents(atPath: asset) == assetBytes }),
+            ("a file added to a block folder", {
+                try Data("stray".utf8).write(to: URL(fileURLWithPath: target.course + "/html/" + page + "/added.txt"))
+            }, { !FileManager.default.fileExists(atPath: target.course + "/html/" + page + "/added.txt") }),
+            ("a stray folder in a type folder", {
+                try FileManager.default.createDirectory(atPath: target.course + "/html/not-a-block", withIntermediateDirectories: false)
+            }, { !FileManager.default.fileExists(atPath: target.course + "/html/not-a-block") }),
+            ("a stray file at the top of the course folder", {
+                try Data("stray".utf8).write(to: URL(fileURLWithPath: target.course + "/notes.txt"))
+            }, { !FileManager.default.fileExists(atPath: target.course + "/notes.txt") }),
+            ("a block folder removed", { try FileManager.default.removeItem(atPath: target.course + "/html/" + page) },
+             { FileManager.default.contents(atPath: index) == indexBytes }),
+        ]
+        for (change, make, repaired) in changes {
+            try make()
+            let report = try await target.sync()
+            #expect(report.summary?.settledBlocks == nil, "\(change): the sync took the folder for unchanged")
+            #expect(report.summary?.failures.isEmpty == true, "\(change)")
+            #expect(repaired(), "\(change): not repaired (\(report.repairs))")
+            let again = try await target.sync()
+            #expect(again.summary?.settledBlocks != nil, "\(change): the sync after the repair is not a no-op")
+        }
+    }
+
+    @Test func aRecordOfTheEarlierFormatIsNotTrustedAndIsWrittenAnew() async throws {
+        let target = try await Self.settledTarget("settled-format")
+        let path = SettledSync.path(target: target.course)
+        let current = try #require(FileManager.default.contents(atPath: path))
+        let fields = String(decoding: current, as: UTF8.self).split(separator: "\t")
+        // Format 2: the header, fingerprint, manifest stamp and count, then a line per folder.
+        let older = "coursepack-settled 2\t\(fields[1])\t\(fields[2])\t\(fields[3])\n"
+        try Data(older.utf8).write(to: URL(fileURLWithPath: path))
+        let report = try await target.sync()
+        #expect(report.summary?.settledBlocks == nil)
+        // The local manifest is written again (its stamp changes); the folders are not.
+        let rewritten = String(decoding: try #require(FileManager.default.contents(atPath: path)), as: UTF8.self).split(separator: "\t")
+        #expect(rewritten.count == 5 && rewritten[0] == "coursepack-settled 3")
+        #expect(rewritten.count == 5 && [0, 1, 3, 4].map { rewritten[$0] } == [0, 1, 3, 4].map { fields[$0] }, "the same course and folders recorded again")
+        #expect(try await target.sync().summary?.settledBlocks != nil)
+    }
+}
