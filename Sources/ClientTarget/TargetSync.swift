@@ -66,12 +66,13 @@ extension ClientTarget {
         let started = Date()
         let targetKind = try kind()
         defer { try? FileManager.default.removeItem(atPath: unknownCourseScratch) }
+        let probe = try await probeSettled(request, targetKind: targetKind, started: started)
+        if case .settled(let report) = probe { return report }
         let known = targetKind == .multiCourse ? try readState() : State()
         let fetched: FetchedManifest
-        switch try await probeSettled(request, known: known, targetKind: targetKind, started: started) {
-        case .settled(let report): return report
+        switch probe {
         case .changed(let probed?): fetched = probed
-        case .changed(nil): fetched = try await fetchManifest(for: request, known: known, targetKind: targetKind)
+        default: fetched = try await fetchManifest(for: request, known: known, targetKind: targetKind)
         }
         let course = CourseView(fetched.manifest)
         try check(request, against: course)

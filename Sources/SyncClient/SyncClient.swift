@@ -171,7 +171,7 @@ public struct SyncClient: Sendable {
         cleanDownloads(keeping: Set(failedArchives).union(contents?.failed.keys ?? [:].keys))
         if options.recordsSettled, summary.failures.isEmpty, let settled = SettledSync.whole(
             server: server.manifest, local: local, fingerprint: server.fingerprint, localManifestPath: localManifestPath,
-            target: options.target, stateFolder: stateFolder)
+            target: options.target, stateFolder: stateFolder, store: options.contentStore)
         {
             try? DurableFile.replace(SettledSync.path(stateFolder: stateFolder), with: settled.encoded())
         }

@@ -90,20 +90,54 @@ import TestSupport
         }
     }
 
+    /// A file that is not a link to the store (a copy: the file system refused a link, or the
+    /// link limit was reached) is stamped by itself: a write to it is found too.
+    @Test func aCopyInsteadOfALinkIsCheckedByItself() async throws {
+        let target = try await Self.settledTarget("settled-copy")
+        let asset = try Self.staticFile(in: target.course)
+        let bytes = try #require(FileManager.default.contents(atPath: asset))
+        try FileManager.default.removeItem(atPath: asset)
+        try bytes.write(to: URL(fileURLWithPath: asset))
+        // The same bytes: the folder is as installed, and is settled with the copy in it.
+        #expect(try await target.sync().summary?.settledBlocks == nil)
+        #expect(try await target.sync().summary?.settledBlocks != nil)
+        let record = String(decoding: try #require(FileManager.default.contents(atPath: SettledSync.path(target: target.course))), as: UTF8.self)
+        let relative = String(asset.dropFirst(target.course.count + 1))
+        #expect(record.split(separator: "\n").contains { $0 == "c\t" + relative }, "the copy is recorded as one")
+
+        let handle = try #require(FileHandle(forWritingAtPath: asset))
+        try handle.write(contentsOf: Data([bytes[0] ^ 0xFF]))
+        try handle.close()
+        let report = try await target.sync()
+        #expect(report.summary?.settledBlocks == nil, "a write to the copy went unnoticed")
+        #expect(FileManager.default.contents(atPath: asset) == bytes, "\(report.repairs)")
+    }
+
     @Test func aRecordOfTheEarlierFormatIsNotTrustedAndIsWrittenAnew() async throws {
         let target = try await Self.settledTarget("settled-format")
         let path = SettledSync.path(target: target.course)
         let current = try #require(FileManager.default.contents(atPath: path))
-        let fields = String(decoding: current, as: UTF8.self).split(separator: "\t")
+        let currentText = String(decoding: current, as: UTF8.self)
+        let fields = try #require(currentText.split(separator: "\n").first).split(separator: "\t")
         // Format 2: the header, fingerprint, manifest stamp and count, then a line per folder.
         let older = "coursepack-settled 2\t\(fields[1])\t\(fields[2])\t\(fields[3])\n"
         try Data(older.utf8).write(to: URL(fileURLWithPath: path))
         let report = try await target.sync()
         #expect(report.summary?.settledBlocks == nil)
         // The local manifest is written again (its stamp changes); the folders are not.
-        let rewritten = String(decoding: try #require(FileManager.default.contents(atPath: path)), as: UTF8.self).split(separator: "\t")
+        let rewrittenText = String(decoding: try #require(FileManager.default.contents(atPath: path)), as: UTF8.self)
+        let rewritten = try #require(rewrittenText.split(separator: "\n").first).split(separator: "\t")
         #expect(rewritten.count == 5 && rewritten[0] == "coursepack-settled 3")
         #expect(rewritten.count == 5 && [0, 1, 3, 4].map { rewritten[$0] } == [0, 1, 3, 4].map { fields[$0] }, "the same course and folders recorded again")
+        #expect(rewrittenText.split(separator: "\n").dropFirst() == currentText.split(separator: "\n").dropFirst())
         #expect(try await target.sync().summary?.settledBlocks != nil)
+
+        // A record naming a path out of the course folder is no record of it.
+        for outside in ["c\t../../escaped", "d\t/etc", "c\thtml/./x", "d\thtml//x", "s\tnot-a-key"] {
+            try Data((rewrittenText + outside + "\n").utf8).write(to: URL(fileURLWithPath: path))
+            #expect(SettledSync.read(target: target.course) == nil, "\(outside)")
+        }
+        try Data((rewrittenText + "c\thtml/...\n").utf8).write(to: URL(fileURLWithPath: path))
+        #expect(SettledSync.read(target: target.course) != nil, "a name of three dots is a name")
     }
 }
