@@ -1,5 +1,6 @@
 import FileSystem
 import Foundation
+import Synchronization
 import Manifest
 import ZipArchive
 
@@ -8,6 +9,8 @@ import ZipArchive
 struct ContentPlan: Sendable {
     let files: [String: CourseFile]
     let store: ContentStore
+    /// Copies of contents linked to the file system's cap (see `OverflowCopies`).
+    let overflow = OverflowCopies()
     var crcs: [String: UInt32] = [:]
     var failed: [String: SyncError] = [:]
     /// Bytes downloaded for contents and how many were downloaded.
@@ -113,7 +116,7 @@ extension SyncClient {
         staged.ownsInventory = access(inventoryPath, F_OK) != 0
         do {
             try FileManager.default.createDirectory(atPath: staged.parent, withIntermediateDirectories: true)
-            try LinkedFolder(root: staged.staging, synced: options.durability == .perFile).build(listing, store: contents.store)
+            try LinkedFolder(root: staged.staging, synced: options.durability == .perFile).build(listing, store: contents.store, overflow: contents.overflow)
             try BlockInventory(files: inventory, archiveSHA256: sha).write(to: inventoryPath, synced: options.durability == .perFile)
         } catch {
             budget.release(unpacked)
@@ -129,7 +132,7 @@ struct LinkedFolder {
     let root: String
     let synced: Bool
 
-    func build(_ listing: FileListing, store: ContentStore) throws {
+    func build(_ listing: FileListing, store: ContentStore, overflow: OverflowCopies) throws {
         guard mkdir(root, 0o755) == 0 else { throw FileError(path: root, operation: "create folder", errno: errno) }
         var folders: Set<String> = [root]
         for (path, key) in listing.sorted(by: { $0.key < $1.key }) {
@@ -139,18 +142,23 @@ struct LinkedFolder {
                 guard folders.insert(current).inserted else { continue }
                 if mkdir(current, 0o755) != 0 && errno != EEXIST { throw FileError(path: current, operation: "create folder", errno: errno) }
             }
-            try place(store.path(of: key), at: root + "/" + path)
+            try place(key, at: root + "/" + path, store: store, overflow: overflow)
         }
         if synced {
             for path in folders.sorted(by: { $0.count > $1.count }) { try ZipReader.syncFolder(path) }
         }
     }
 
-    /// A hard link; a copy where the file system refuses one (another device, no links, too
-    /// many links to one file).
-    private func place(_ source: String, at destination: String) throws {
+    /// A hard link to the content; past the cap on links to one file, a link to an overflow
+    /// copy of it; a copy where the file system refuses links (another device, no links).
+    private func place(_ key: String, at destination: String, store: ContentStore, overflow: OverflowCopies) throws {
+        let source = store.path(of: key)
         if link(source, destination) == 0 { return }
-        let code = errno
+        var code = errno
+        if code == EMLINK {
+            code = overflow.link(key, store: store, at: destination, synced: synced)
+            if code == 0 { return }
+        }
         guard [EXDEV, EPERM, EMLINK, ENOTSUP, EOPNOTSUPP].contains(code) else {
             throw FileError(path: destination, operation: "link", errno: code)
         }
@@ -160,5 +168,31 @@ struct LinkedFolder {
             throw FileError(path: destination, operation: "copy", errno: EIO)
         }
         if synced { try DurableFile.syncFile(destination) }
+    }
+}
+
+/// A file system caps the links to one file (ext4: 65,000), and a course of more folders than
+/// that shares some files in every one of them (`coursepack.css`, a course-wide stylesheet):
+/// past the cap, each folder would get a copy of its own. Instead a sync makes an overflow
+/// copy of the content in the store (`<hh>/<key>.<n>`, see `ContentStore.overflowName`) and
+/// links up to the cap to it again, so the content takes the disk once per 65,000 links.
+/// Copies are made by this sync from the content it verified, so what is linked is what was
+/// checked; those of earlier syncs are not linked again (a write through any of their links
+/// changed them), and the store drops each once no folder links it.
+final class OverflowCopies: Sendable {
+    /// Content key → the overflow copy taking links now.
+    private let current = Mutex<[String: String]>([:])
+
+    /// Links `destination` to an overflow copy of `key`; 0 or the `errno` of the failure.
+    func link(_ key: String, store: ContentStore, at destination: String, synced: Bool) -> Int32 {
+        current.withLock { copies in
+            if let copy = copies[key] {
+                if Glibc.link(copy, destination) == 0 { return 0 }
+                guard errno == EMLINK else { return errno }
+            }
+            guard let copy = store.makeOverflowCopy(of: key, synced: synced) else { return EMLINK }
+            copies[key] = copy
+            return Glibc.link(copy, destination) == 0 ? 0 : errno
+        }
     }
 }

@@ -6,7 +6,8 @@ import ZlibStream
 
 /// One copy of each course file content on the device, shared by every block, runtime and
 /// search folder of every course in a target: `<folder>/<first 2 hex digits>/<sha256>`. Block
-/// folders hold hard links to these files (copies where the file system refuses a link), so a
+/// folders hold hard links to these files (to an overflow copy `<sha256>.<n>` past the cap on
+/// links to one file, see `OverflowCopies`; copies where the file system refuses links), so a
 /// page still opens from its own folder and each byte takes the disk once.
 ///
 /// A content stays while a local manifest of the target lists it (a block, runtime or search
@@ -49,8 +50,35 @@ public struct ContentStore: Sendable {
         return found
     }
 
-    /// Deletes every content not in `keeping`, and what a killed write left (temporary files),
-    /// and the prefix folders left empty; returns the contents deleted.
+    /// The content an overflow copy (`<key>.<n>`, see `OverflowCopies`) or a content is of;
+    /// nil for any other name.
+    public static func contentKey(ofStoreName name: String) -> String? {
+        if CourseFile.isContentKey(name) { return name }
+        guard let dot = name.lastIndex(of: "."), let number = UInt32(name[name.index(after: dot)...]), number > 0,
+            CourseFile.isContentKey(String(name[..<dot]))
+        else { return nil }
+        return String(name[..<dot])
+    }
+
+    /// A new overflow copy of `key` (`<key>.<n>`, the first number free) made from the content
+    /// in the store, durable when `synced`; nil when it cannot be made.
+    func makeOverflowCopy(of key: String, synced: Bool) -> String? {
+        let source = path(of: key)
+        let temporary = DurableFile.temporaryPath(beside: source)
+        defer { unlink(temporary) }
+        guard (try? FileManager.default.copyItem(atPath: source, toPath: temporary)) != nil else { return nil }
+        if synced { try? DurableFile.syncFile(temporary) }
+        for number in 1...10_000 {
+            let copy = source + ".\(number)"
+            if Glibc.link(temporary, copy) == 0 { return copy }
+            guard errno == EEXIST else { return nil }
+        }
+        return nil
+    }
+
+    /// Deletes every content not in `keeping`, the overflow copies no folder links any more,
+    /// and what a killed write left (temporary files), and the prefix folders left empty;
+    /// returns the contents deleted.
     @discardableResult
     public func collect(keeping: Set<String>) -> Int {
         var removed = 0
@@ -58,6 +86,11 @@ public struct ContentStore: Sendable {
             let sub = folder + "/" + prefix
             let names = (try? FileManager.default.contentsOfDirectory(atPath: sub)) ?? []
             for name in names where !keeping.contains(name) {
+                if name != Self.contentKey(ofStoreName: name), let key = Self.contentKey(ofStoreName: name), keeping.contains(key) {
+                    var info = stat()
+                    // Still linked from a folder: it is that folder's file.
+                    if lstat(sub + "/" + name, &info) == 0, info.st_nlink > 1 { continue }
+                }
                 if unlink(sub + "/" + name) == 0, CourseFile.isContentKey(name) { removed += 1 }
             }
             rmdir(sub)

@@ -24,7 +24,8 @@ struct InstalledFoldersStamp: Sendable, Equatable {
     /// not a link to the store.
     var folders: [String]
     var copies: [String]
-    /// Store contents (keys) the course's files are links to.
+    /// Store contents the course's files are links to, by their name in the store (a key, or an
+    /// overflow copy's `<key>.<n>`).
     var contents: [String]
 
     /// Entries of a course folder that are not installed folders: written by the sync around
@@ -86,7 +87,7 @@ struct InstalledFoldersStamp: Sendable, Equatable {
             defer { folder.close() }
             for name in folder.names {
                 let key = String(decoding: name, as: UTF8.self)
-                guard CourseFile.isContentKey(key), let info = Stamp.status(of: name, in: folder.descriptor), (info.st_mode & S_IFMT) == S_IFREG
+                guard ContentStore.contentKey(ofStoreName: key) != nil, let info = Stamp.status(of: name, in: folder.descriptor), (info.st_mode & S_IFMT) == S_IFREG
                 else { continue }
                 found[Inode(info)] = key
             }
@@ -148,7 +149,7 @@ struct InstalledFoldersStamp: Sendable, Equatable {
             // Only stat is called on them, but a path out of the course folder is no record of it.
             case UInt8(ascii: "d") where isInside(value): stamp.folders.append(value)
             case UInt8(ascii: "c") where isInside(value): stamp.copies.append(value)
-            case UInt8(ascii: "s") where CourseFile.isContentKey(value): stamp.contents.append(value)
+            case UInt8(ascii: "s") where ContentStore.contentKey(ofStoreName: value) != nil: stamp.contents.append(value)
             default: return nil
             }
         }
