@@ -144,6 +144,8 @@ def main():
         sync = [BIN, "sync", server.url, "--to", device] + (["--budget", BUDGET] if BUDGET else [])
         r["sync_s"], r["sync_rss_mb"], output = timed(sync)
         r["sync_accepted"] = "larger than" not in output and os.path.isdir(device)
+        # What the course takes on the device (du counts each hard-linked file once).
+        r["device_mb"] = int(subprocess.run(["du", "-sb", device], capture_output=True, text=True).stdout.split()[0]) / 2**20
         server.take_log()
         r["noop_sync_s"], r["noop_sync_rss_mb"], output = timed(sync)
         said = re.findall(r"in ([0-9.]+) ?s\b", output)
@@ -172,7 +174,8 @@ def report(r):
         r["noop_aged_s"] <= 1.5 and r["noop_aged_rss_mb"] <= 300)
     row("one-block edit", "≤ 2 s", f"{r['edit_s']:.2f} s, {r['edit_rss_mb']:.0f} MB", r["edit_s"] <= 2)
     print(f"| (an html file all {r['copies']} copies share: {r['copies']} blocks) | — | {r['shared_edit_s']:.2f} s, {r['shared_edit_rss_mb']:.0f} MB | — |")
-    row("sync accepts the course", "yes", f"{r['sync_accepted']} ({r['sync_s']:.1f} s, {r['sync_rss_mb']:.0f} MB)", r["sync_accepted"])
+    row("sync accepts the course", "yes", f"{r['sync_accepted']} ({r['sync_s']:.1f} s, {r['sync_rss_mb']:.0f} MB, "
+        f"{r.get('device_mb', 0):.0f} MB on the device)", r["sync_accepted"])
     said = r["noop_sync_summary_s"]
     row("no-op sync", "≤ 2 s, ≤ 300 MB, summary = whole time",
         f"{r['noop_sync_s']:.2f} s, {r['noop_sync_rss_mb']:.0f} MB, summary says {said}",

@@ -4,13 +4,14 @@ import ParallelMap
 
 /// What a sync that left a course whole records (`.coursepack-sync/settled.tsv`): the server's
 /// manifest it installed (by the fingerprint of its bytes), the local manifest as written (size,
-/// modification time, inode) and the stamp of every installed folder (`InstalledFoldersStamp`:
-/// every entry's name, kind, size, inode and times), so that a file added, removed or written
-/// since, even at the same size, is noticed without reading it. While the server's bytes and
-/// the folders are as recorded, a sync has nothing to do, and finds it out without parsing
-/// either manifest or any inventory: a no-op sync of a course of 100,000 blocks reads one small
-/// index and stats each installed file once, instead of assembling, planning and rewriting
-/// hundreds of megabytes of manifests and pages.
+/// modification time, inode) and the paths whose `stat` stamps show any change to the
+/// installed folders (`InstalledFoldersStamp`: the folders themselves, the store contents their
+/// files link to, the files that are copies), with the digest of those stamps, so that a file
+/// added, removed or written since, even at the same size, is noticed without reading it or
+/// listing a folder. While the server's bytes and the folders are as recorded, a sync has
+/// nothing to do, and finds it out without parsing either manifest or any inventory: a no-op
+/// sync of a course of 100,000 blocks reads one small index and stats the recorded paths,
+/// instead of assembling, planning and rewriting hundreds of megabytes of manifests and pages.
 ///
 /// Written after the local manifest, removed before any sync changes the folder: after a crash
 /// it is gone or names a local manifest whose stamp no longer matches.
@@ -101,7 +102,7 @@ extension SettledSync {
     /// Whether `target` is still as the settled sync left it, as far as a look without reading
     /// file contents tells: the local manifest not rewritten, nothing in `downloads/` and no
     /// temporary file of a killed writer in the state folder, the answer state files those of
-    /// the installed problems, and every installed folder with the stamp it was settled with
+    /// the installed problems, and every recorded path with the stamp it was settled with
     /// (`InstalledFoldersStamp`): a file added, removed or written since (whatever its size), a
     /// stray or a staging folder fails it, and the sync then checks every folder and repairs.
     /// Only damage below the file system (bit rot) is left to `status --verify`.
