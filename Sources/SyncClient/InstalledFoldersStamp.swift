@@ -32,7 +32,7 @@ struct InstalledFoldersStamp: Sendable, Equatable {
     /// them (the local manifest has its own stamp; pages are written after a sync settles).
     static let notInstalled: Set<String> = [".coursepack-sync", "manifest.json", "index.html", "_navigation"]
 
-    /// The installed folders `block/name` (two levels down).
+    /// The installed folders, `<type>/<name>` (two levels down).
     var installed: [String] { folders.filter { $0.utf8.count(where: { $0 == UInt8(ascii: "/") }) == 1 } }
 
     /// Walks the course folder, once, when a sync settles. Nil when an entry at the top of the
