@@ -200,12 +200,20 @@ public struct BlockInventory: Sendable, Equatable {
     /// The first file, link or folder under `folder` that the inventory does not account for.
     private func extraEntry(in folder: String) -> String? {
         var expected = Set(files.map(\.name))
+        var parents = Set<String>()
         for file in files {
             var parent = file.name
             while let slash = parent.lastIndex(of: "/") {
                 parent = String(parent[..<slash])
-                expected.insert(parent)
+                parents.insert(parent)
             }
+        }
+        expected.formUnion(parents)
+        // A link in place of a folder passes `lstat` of the files below it (it follows links
+        // in the middle of a path): what is behind it was not installed.
+        for parent in parents {
+            var info = stat()
+            guard lstat(folder + "/" + parent, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else { return parent }
         }
         var pending = [""]
         while let relative = pending.popLast() {

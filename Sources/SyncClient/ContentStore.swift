@@ -67,7 +67,8 @@ public struct ContentStore: Sendable {
         let temporary = DurableFile.temporaryPath(beside: source)
         defer { unlink(temporary) }
         guard (try? FileManager.default.copyItem(atPath: source, toPath: temporary)) != nil else { return nil }
-        if synced { try? DurableFile.syncFile(temporary) }
+        // Not durable as asked: the caller copies into the folder instead, and syncs that.
+        if synced, (try? DurableFile.syncFile(temporary)) == nil { return nil }
         for number in 1...10_000 {
             let copy = source + ".\(number)"
             if Glibc.link(temporary, copy) == 0 { return copy }

@@ -36,8 +36,9 @@ struct InstalledFoldersStamp: Sendable, Equatable {
     var installed: [String] { folders.filter { $0.utf8.count(where: { $0 == UInt8(ascii: "/") }) == 1 } }
 
     /// Walks the course folder, once, when a sync settles. Nil when an entry at the top of the
-    /// course folder or of a type folder is not a folder, a name holds a tab or a line break
-    /// (it could not be recorded), or something cannot be read.
+    /// course folder or of a type folder is not a folder, an installed entry is neither a
+    /// folder nor a regular file, a name holds a tab or a line break (it could not be
+    /// recorded), or something cannot be read.
     static func survey(courseRoot: String, store: String) -> InstalledFoldersStamp? {
         let linked = storeInodes(store)
         guard let top = Listing(path: courseRoot) else { return nil }
@@ -71,7 +72,9 @@ struct InstalledFoldersStamp: Sendable, Equatable {
             case S_IFREG:
                 if let key = linked[Inode(info)] { contents.insert(key) } else { copies.append(String(decoding: path, as: UTF8.self)) }
             default:
-                copies.append(String(decoding: path, as: UTF8.self))
+                // A link (to a folder: what is behind it would go unstamped), a device, a FIFO:
+                // never installed by a sync.
+                return false
             }
         }
         return true
@@ -232,9 +235,16 @@ struct InstalledFoldersStamp: Sendable, Equatable {
                 return nil
             }
             var names: [[UInt8]] = []
+            // readdir ends a listing with NULL both at its end and on a read error: only errno
+            // tells them apart, and a folder read in part is no listing of it.
+            errno = 0
             while let entry = readdir(stream) {
                 let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix(while: { $0 != 0 })) }
                 if name != [UInt8(ascii: ".")], name != [UInt8(ascii: "."), UInt8(ascii: ".")] { names.append(name) }
+            }
+            guard errno == 0 else {
+                closedir(stream)
+                return nil
             }
             names.sort { $0.lexicographicallyPrecedes($1) }
             (self.stream, self.names) = (stream, names)

@@ -26,6 +26,8 @@ public struct SettledSync: Sendable, Equatable {
     public var blocks: Int
 
     static let header = "coursepack-settled 3"
+    /// Larger records are not read (a course of 1,000,000 blocks records about 160 MB).
+    static let maximumSize: UInt64 = 512 << 20
 
     static func path(stateFolder: String) -> String { stateFolder + "/settled.tsv" }
     /// Where a course folder keeps it.
@@ -59,6 +61,12 @@ public struct SettledSync: Sendable, Equatable {
             listed.append((folder, mine.sha256))
         }
         let folders = listed
+        // Stamped before the folders are checked and again after: a change made meanwhile (the
+        // check takes seconds at 100,000 blocks) leaves no record, rather than one of a folder
+        // that was not checked as it is now.
+        guard let walked = InstalledFoldersStamp.survey(courseRoot: target, store: store),
+            let before = walked.digest(courseRoot: target, store: store)
+        else { return nil }
         let undamaged = Array(stride(from: 0, to: folders.count, by: 256)).parallelMap(workers: ProcessInfo.processInfo.activeProcessorCount) { start in
             folders[start..<min(start + 256, folders.count)].allSatisfy { folder, sha in
                 guard case .inventory(let inventory) = BlockInventory.recorded(stateFolder: stateFolder, blockFolder: folder, archiveSHA256: sha)
@@ -66,12 +74,13 @@ public struct SettledSync: Sendable, Equatable {
                 return inventory.damage(in: target + "/" + folder, readingBytes: false) == nil
             }
         }
-        guard !undamaged.contains(false), let walked = InstalledFoldersStamp.survey(courseRoot: target, store: store) else { return nil }
         let installedFolders = walked.installed
-        guard installedFolders.count == folders.count, Set(installedFolders) == Set(folders.map(\.folder)),
-            let digest = walked.digest(courseRoot: target, store: store)
+        let types = Set(walked.folders.filter { !$0.utf8.contains(UInt8(ascii: "/")) })
+        guard !undamaged.contains(false), installedFolders.count == folders.count, Set(installedFolders) == Set(folders.map(\.folder)),
+            types == Set(installedFolders.map { String($0.prefix { $0 != "/" }) }),
+            walked.digest(courseRoot: target, store: store) == before
         else { return nil }
-        return SettledSync(fingerprint: fingerprint, manifestStamp: stamp, folders: walked, foldersDigest: digest, blocks: offered.count)
+        return SettledSync(fingerprint: fingerprint, manifestStamp: stamp, folders: walked, foldersDigest: before, blocks: offered.count)
     }
 
     func encoded() -> [UInt8] {
@@ -81,8 +90,9 @@ public struct SettledSync: Sendable, Equatable {
     /// The record kept in `target`'s state folder, nil when there is none, it is unreadable or
     /// of an earlier format.
     public static func read(target: String) -> SettledSync? {
-        guard let data = FileManager.default.contents(atPath: path(stateFolder: SyncClient.stateFolder(of: target))) else { return nil }
-        let bytes = [UInt8](data)
+        // A regular file of bounded size: a FIFO or a link to a device there must not hang or
+        // fill the sync (a record of 100,000 blocks is 16 MB).
+        guard case .bytes(let bytes) = ManifestLoader.readFile(path(stateFolder: SyncClient.stateFolder(of: target)), atMost: maximumSize) else { return nil }
         guard bytes.last == UInt8(ascii: "\n") else { return nil }  // cut short
         // Split by bytes: the record has a line per installed folder and file, 16 MB at
         // 100,000 blocks, which `String.split` takes a third of a no-op sync to cut.

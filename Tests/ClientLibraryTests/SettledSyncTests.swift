@@ -78,6 +78,16 @@ import TestSupport
             }, { !FileManager.default.fileExists(atPath: target.course + "/notes.txt") }),
             ("a block folder removed", { try FileManager.default.removeItem(atPath: target.course + "/html/" + page) },
              { FileManager.default.contents(atPath: index) == indexBytes }),
+            ("a static folder replaced by a link to a folder holding the same files", {
+                let statics = DurableFile.folder(of: asset)
+                let elsewhere = target.root + "-elsewhere"
+                try FileManager.default.moveItem(atPath: statics, toPath: elsewhere)
+                try FileManager.default.createSymbolicLink(atPath: statics, withDestinationPath: elsewhere)
+            }, {
+                var info = stat()
+                return lstat(DurableFile.folder(of: asset), &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+                    && FileManager.default.contents(atPath: asset) == assetBytes
+            }),
         ]
         for (change, make, repaired) in changes {
             try make()
@@ -139,5 +149,11 @@ import TestSupport
         }
         try Data((rewrittenText + "c\thtml/...\n").utf8).write(to: URL(fileURLWithPath: path))
         #expect(SettledSync.read(target: target.course) != nil, "a name of three dots is a name")
+
+        // A FIFO in its place is not read (it would hang every sync): a real sync replaces it.
+        unlink(path)
+        #expect(mkfifo(path, 0o600) == 0)
+        #expect(try await target.sync().summary?.settledBlocks == nil)
+        #expect(try await target.sync().summary?.settledBlocks != nil)
     }
 }
