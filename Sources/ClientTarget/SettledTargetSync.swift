@@ -15,7 +15,7 @@ extension ClientTarget {
 
     func probeSettled(_ request: SyncRequest, targetKind: Kind, started: Date) async throws(ClientError) -> SettledProbe {
         guard targetKind == .multiCourse, let known = try readStateOutline(),
-            let folder = settledCandidate(request, known: known, targetKind: targetKind)
+            let folder = settledCandidate(request, known: known)
         else { return .changed(nil) }
         let courseRoot = root + "/" + folder
         // Under the lock: a sync running now is not taken for a finished one.
@@ -41,8 +41,8 @@ extension ClientTarget {
     /// give the sync something to do: no selection, pin, prefetch or setting changed, no
     /// budget (what other courses took may have changed since), no block due to expire,
     /// nothing at the target's root but its courses, no temporary file of a killed writer.
-    private func settledCandidate(_ request: SyncRequest, known: StateOutline, targetKind: Kind) -> String? {
-        guard targetKind == .multiCourse, request.selection.isEmpty, request.pin.isEmpty, request.unpin.isEmpty, request.next == nil,
+    private func settledCandidate(_ request: SyncRequest, known: StateOutline) -> String? {
+        guard request.selection.isEmpty, request.pin.isEmpty, request.unpin.isEmpty, request.next == nil,
             request.budget == nil, request.expireAfter == nil, known.budget == nil,
             let folder = known.courses.first(where: { $0.value.source == request.source.description })?.key
         else { return nil }

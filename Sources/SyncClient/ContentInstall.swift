@@ -174,7 +174,7 @@ struct LinkedFolder {
 /// A file system caps the links to one file (ext4: 65,000), and a course of more folders than
 /// that shares some files in every one of them (`coursepack.css`, a course-wide stylesheet):
 /// past the cap, each folder would get a copy of its own. Instead a sync makes an overflow
-/// copy of the content in the store (`<hh>/<key>.<n>`, see `ContentStore.overflowName`) and
+/// copy of the content in the store (`<hh>/<key>.<n>`, see `ContentStore.makeOverflowCopy`) and
 /// links up to the cap to it again, so the content takes the disk once per 65,000 links.
 /// Copies are made by this sync from the content it verified, so what is linked is what was
 /// checked; those of earlier syncs are not linked again (a write through any of their links
