@@ -35,20 +35,49 @@ public enum OutlinePage {
         let search = local.search.flatMap { ArchivePath.installFolder(of: $0.archive) }.map { $0 + "/" + SearchIndex.fileName }
             .flatMap { FileManager.default.fileExists(atPath: courseRoot + "/" + $0) ? $0 : nil }
         let rendered = render(published: published, installed: installed, searchIndex: search)
-        let navigation = courseRoot + "/" + ClientTarget.navigationFolderName
-        ZipReader.removeTree(navigation)
         do {
-            if !rendered.frames.isEmpty { try FileManager.default.createDirectory(atPath: navigation, withIntermediateDirectories: true) }
-            // Unsynced: the folder is made anew each sync and nothing names its pages, so a
-            // power cut costs at most pages the next sync writes again; Foundation's write
-            // fsyncs each file, which for a course's thousand pages took longer than the sync.
-            for (index, frame) in rendered.frames.enumerated() {
-                try DurableFile.replace(navigation + "/\(index + 1).html", with: Array(frame.utf8), synced: false)
-            }
+            try writeFrames(rendered.frames, into: courseRoot + "/" + ClientTarget.navigationFolderName)
             try Data(rendered.outline.utf8).write(to: URL(fileURLWithPath: courseRoot + "/index.html"), options: .atomic)
         } catch {
             throw .local(path: courseRoot + "/index.html", reason: "cannot write the outline page: \(error)")
         }
+    }
+
+    /// Writes `<n>.html` for each frame whose file does not already hold exactly its bytes, and
+    /// removes everything else in the folder. A sync after a small change rewrites a few frames:
+    /// at 100,000 pages, removing the folder and writing every frame again made the file system
+    /// allocate 100,000 inodes just freed, most of a resync's time. Unsynced: nothing names
+    /// these pages, so a power cut costs at most pages the next sync writes again (Foundation's
+    /// write fsyncs each file, which for a course's thousand pages took longer than the sync).
+    static func writeFrames(_ frames: [String], into navigation: String) throws(FileError) {
+        var info = stat()
+        if lstat(navigation, &info) == 0, (info.st_mode & S_IFMT) != S_IFDIR { ZipReader.removeTree(navigation) }
+        if frames.isEmpty {
+            ZipReader.removeTree(navigation)
+            return
+        }
+        if mkdir(navigation, 0o755) != 0, errno != EEXIST { throw FileError(path: navigation, operation: "mkdir", errno: errno) }
+        var wanted = Set<String>()
+        for (index, frame) in frames.enumerated() {
+            let name = "\(index + 1).html"
+            wanted.insert(name)
+            let bytes = Array(frame.utf8)
+            if !holds(navigation + "/" + name, exactly: bytes) {
+                try DurableFile.replace(navigation + "/" + name, with: bytes, synced: false)
+            }
+        }
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: navigation)) ?? [] where !wanted.contains(name) {
+            ZipReader.removeTree(navigation + "/" + name)
+        }
+    }
+
+    /// Whether `path` is a regular file (not a link) holding exactly `bytes`.
+    static func holds(_ path: String, exactly bytes: [UInt8]) -> Bool {
+        var info = stat()
+        guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_size == bytes.count,
+            let file = try? InputFile(path: path), let read = try? file.read(at: 0, count: bytes.count)
+        else { return false }
+        return read == bytes
     }
 
     /// The outline page's HTML and the frame pages', in course order. `searchIndex`: the

@@ -9,9 +9,9 @@ extension ClientTarget {
     /// (staging folders a killed sync left) are removed, and blocks and shared content whose
     /// files are missing or changed are removed and dropped from their manifest so the sync
     /// installs them again. Returns one line per thing done.
-    func reconcile(state: inout State) -> [String] {
+    func reconcile(state: inout State, skipping intact: String? = nil) -> [String] {
         var done = removeDeadTemporaries() + removeUnknownCourses(state: state)
-        for folder in state.courses.keys.sorted() {
+        for folder in state.courses.keys.sorted() where folder != intact {
             let courseRoot = root + "/" + folder
             guard var course = InstalledCourse(courseRoot: courseRoot) else {
                 done += removeContents(ofUnreadable: folder)

@@ -7,10 +7,12 @@ extension ClientTarget {
     /// manifest bytes are still the ones it installed and the target is intact: nothing to do,
     /// found out from one small request and a look at each installed folder, without parsing,
     /// planning or rewriting manifests and pages. Otherwise the server's manifest as fetched
-    /// (nil when no look-up was possible), for the full sync.
+    /// (nil when no look-up was possible), for the full sync, with the record of the course's
+    /// folder when it was found intact: the sync then checks it again under its own lock
+    /// (`intactCourse`) instead of reading every installed folder's inventory.
     enum SettledProbe {
         case settled(SyncReport)
-        case changed(FetchedManifest?)
+        case changed(FetchedManifest?, intact: (folder: String, record: SettledSync)? = nil)
     }
 
     func probeSettled(_ request: SyncRequest, targetKind: Kind, started: Date) async throws(ClientError) -> SettledProbe {
@@ -30,11 +32,21 @@ extension ClientTarget {
         } catch {
             throw .sync(error)
         }
-        if let fetched { return .changed(fetched) }
+        if let fetched { return .changed(fetched, intact: (folder, settled)) }
         var report = SyncReport()
         report.courseFolder = folder
         report.summary = .settled(blocks: settled.blocks, seconds: Date().timeIntervalSince(started))
         return .settled(report)
+    }
+
+    /// The course folder the probe found intact, when it still is, checked under the sync's
+    /// lock: nothing changed in it since the last sync left it whole and checked each of its
+    /// folders against their inventories, so reconciliation has nothing to repair there.
+    func intactCourse(_ probe: SettledProbe, folder: String) -> String? {
+        guard case .changed(_, let intact?) = probe, intact.folder == folder,
+            intact.record.isIntact(target: root + "/" + folder, store: contentStore.folder)
+        else { return nil }
+        return folder
     }
 
     /// The course folder a plain request syncs, when nothing but the server's manifest could

@@ -71,7 +71,7 @@ extension ClientTarget {
         let known = targetKind == .multiCourse ? try readState() : State()
         let fetched: FetchedManifest
         switch probe {
-        case .changed(let probed?): fetched = probed
+        case .changed(let probed?, _): fetched = probed
         default: fetched = try await fetchManifest(for: request, known: known, targetKind: targetKind)
         }
         let course = CourseView(fetched.manifest)
@@ -93,8 +93,9 @@ extension ClientTarget {
         try saveLastUse(state: state)
         try makeFolder(root + "/" + courseFolder)
 
-        // Every course: strays removed, damaged blocks dropped (and fetched again below when still wanted).
-        report.repairs = reconcile(state: &state)
+        // Every course: strays removed, damaged blocks dropped (and fetched again below when
+        // still wanted); not this course when the probe found it as the last sync left it.
+        report.repairs = reconcile(state: &state, skipping: intactCourse(probe, folder: courseFolder))
         report.expired = try expire(state: &state, now: now)
         let requested = course.requested(selection: request.selection, next: request.next, after: request.after)
         let room = try makeRoom(for: course, in: courseFolder, requested: requested, request: request, state: state, report: &report)

@@ -100,6 +100,84 @@ import TestSupport
         }
     }
 
+    /// A sync of a changed publish trusts the course folder without reading every inventory
+    /// only while it is still as the last sync settled it: damage made alongside the server's
+    /// change is repaired in the same sync.
+    @Test func aServerChangeWithLocalDamageIsRepairedInOneSync() async throws {
+        let target = try await Self.settledTarget("settled-server-change")
+        let folder = DurableFile.folder(of: target.source)
+        let page = try #require(try FileManager.default.contentsOfDirectory(atPath: target.course + "/html").sorted().first)
+        let index = target.course + "/html/" + page + "/index.html"
+        let indexBytes = try #require(FileManager.default.contents(atPath: index))
+        try Self.editOnePage(of: folder + "/course", turn: 1)
+        _ = try SplitManifestSyncTests.build(into: folder)
+
+        let changed = try await target.sync()
+        #expect(changed.summary?.settledBlocks == nil && changed.summary?.downloadedBlocks ?? 0 > 0, "the edit is fetched")
+        #expect(changed.repairs.isEmpty, "nothing was damaged: \(changed.repairs)")
+
+        try Self.editOnePage(of: folder + "/course", turn: 2)
+        _ = try SplitManifestSyncTests.build(into: folder)
+        let handle = try #require(FileHandle(forWritingAtPath: index))
+        try handle.write(contentsOf: Data(repeating: UInt8(ascii: "x"), count: 8))
+        try handle.close()
+        let both = try await target.sync()
+        #expect(both.summary?.failures.isEmpty == true)
+        #expect(FileManager.default.contents(atPath: index) == indexBytes, "the damaged page is repaired (\(both.repairs))")
+        #expect(try await target.sync().summary?.settledBlocks != nil, "and the sync after it is a no-op")
+    }
+
+    /// Adds a paragraph to one html file of the course in `folder` (the last one by name).
+    static func editOnePage(of course: String, turn: Int) throws {
+        let html = course + "/html"
+        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: html).filter { $0.hasSuffix(".html") }.sorted().last)
+        let handle = try #require(FileHandle(forWritingAtPath: html + "/" + name))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data("\n<p>Edited \(turn).</p>\n".utf8))
+        try handle.close()
+    }
+
+    /// The frame pages (`_navigation/<n>.html`) are written only where they differ: a sync
+    /// after one page's edit keeps every other frame's file (same inode), replaces a frame that
+    /// was changed or swapped for a link, and removes what is not a frame.
+    @Test func framePagesAreRewrittenOnlyWhereTheyDiffer() async throws {
+        let target = try await Self.settledTarget("settled-frames")
+        let navigation = target.course + "/" + ClientTarget.navigationFolderName
+        func inodes() throws -> [String: ino_t] {
+            var found: [String: ino_t] = [:]
+            for name in try FileManager.default.contentsOfDirectory(atPath: navigation) {
+                var info = stat()
+                if lstat(navigation + "/" + name, &info) == 0 { found[name] = info.st_ino }
+            }
+            return found
+        }
+        let before = try inodes()
+        #expect(before.count > 10)
+        let frames = before.keys.sorted { Int($0.dropLast(5)) ?? 0 < Int($1.dropLast(5)) ?? 0 }
+        let (written, linked) = (frames[1], frames[2])
+        let writtenBytes = try #require(FileManager.default.contents(atPath: navigation + "/" + written))
+        let linkedBytes = try #require(FileManager.default.contents(atPath: navigation + "/" + linked))
+        try Data("changed".utf8).write(to: URL(fileURLWithPath: navigation + "/" + written))
+        try linkedBytes.write(to: URL(fileURLWithPath: target.root + "-frame-copy"))
+        unlink(navigation + "/" + linked)
+        try FileManager.default.createSymbolicLink(atPath: navigation + "/" + linked, withDestinationPath: target.root + "-frame-copy")
+        try Data("stray".utf8).write(to: URL(fileURLWithPath: navigation + "/stray.html"))
+        let folder = DurableFile.folder(of: target.source)
+        try Self.editOnePage(of: folder + "/course", turn: 1)
+        _ = try SplitManifestSyncTests.build(into: folder)
+
+        let report = try await target.sync()
+        #expect(report.summary?.failures.isEmpty == true && report.summary?.settledBlocks == nil)
+        let after = try inodes()
+        #expect(Set(after.keys) == Set(before.keys), "the stray is removed, every frame is there")
+        #expect(FileManager.default.contents(atPath: navigation + "/" + written) == writtenBytes)
+        var info = stat()
+        #expect(lstat(navigation + "/" + linked, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG, "the link is replaced by the frame")
+        #expect(FileManager.default.contents(atPath: navigation + "/" + linked) == linkedBytes)
+        let kept = before.filter { after[$0.key] == $0.value }.count
+        #expect(kept >= before.count - 3, "\(before.count - kept) of \(before.count) frames written again")
+    }
+
     /// A file that is not a link to the store (a copy: the file system refused a link, or the
     /// link limit was reached) is stamped by itself: a write to it is found too.
     @Test func aCopyInsteadOfALinkIsCheckedByItself() async throws {
