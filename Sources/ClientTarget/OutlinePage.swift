@@ -25,8 +25,10 @@ public enum OutlinePage {
     }
 
     /// Writes `courseRoot/index.html` and `courseRoot/_navigation/`.
-    static func write(_ local: CourseManifest, into courseRoot: String) throws(ClientError) {
-        let published = (try? ManifestFile.read(publishedPath(courseRoot: courseRoot))) ?? local
+    /// `published`: the server's manifest when the caller holds it (at 100,000 blocks, reading
+    /// the copy kept at `publishedPath` again takes seconds).
+    static func write(_ local: CourseManifest, published known: CourseManifest? = nil, into courseRoot: String) throws(ClientError) {
+        let published = known ?? (try? ManifestFile.read(publishedPath(courseRoot: courseRoot))) ?? local
         let installed = Set(local.blocks.filter { block in
             guard block.isOffline, let archive = block.archive, let folder = ArchivePath.installFolder(of: archive) else { return false }
             return FileManager.default.fileExists(atPath: courseRoot + "/" + folder + "/index.html")

@@ -52,7 +52,9 @@ extension ClientTarget {
         public var overBudget: [String] = []
         /// Courses removed because their source now serves this course (`replaceCourse`).
         public var replacedCourses: [String] = []
-        public var installedBytes: UInt64 = 0
+        /// What the target takes on disk after the sync (`du -sb`), measured only when it has a
+        /// budget: without one nothing depends on it, and at 100,000 blocks the walk takes seconds.
+        public var installedBytes: UInt64?
         public var budget: UInt64?
     }
 
@@ -103,7 +105,7 @@ extension ClientTarget {
         report.summary = summary
         keepPublished(fetched.manifest, courseRoot: root + "/" + courseFolder)
         recordUse(of: summary, requested: requested, in: courseFolder, at: now, state: &state)
-        try finish(state: &state, courseFolder: courseFolder, filled: room.filled, report: &report)
+        try finish(state: &state, courseFolder: courseFolder, published: fetched.manifest, filled: room.filled, report: &report)
         // The whole sync, manifest read, plan and pages included, not only the downloads.
         report.summary?.seconds = Date().timeIntervalSince(started)
         return report
@@ -355,30 +357,37 @@ extension ClientTarget {
     /// Sizes were estimated from archives before the download; the budget is enforced on what
     /// the blocks now take on disk. Then last use is kept for installed blocks only, every
     /// course's outline page and the target's index are written, and the state is saved.
-    func finish(state: inout State, courseFolder: String, filled: [String], report: inout SyncReport) throws(ClientError) {
+    /// `published`: the server's manifest of `courseFolder`, as `keepPublished` just kept it.
+    func finish(
+        state: inout State, courseFolder: String, published: CourseManifest, filled: [String], report: inout SyncReport
+    ) throws(ClientError) {
         var installed = installedViews(state: state)
-        try writePages(installed, state: &state)
+        let pages = (courseFolder, published)
+        try writePages(installed, state: &state, published: pages)
         // Checked on the disk once everything is written; pages and state only shrink with
         // the blocks evicted, so they are written again after.
         let (evictedAfter, installedBytes) = try enforceBudget(on: &installed, state: state, courseFolder: courseFolder, filled: filled)
         report.evicted += evictedAfter
         report.installedBytes = installedBytes
         if !evictedAfter.isEmpty {
-            try writePages(installed, state: &state)
+            try writePages(installed, state: &state, published: pages)
             report.installedBytes = diskUsage().total
         }
     }
 
     /// Keeps last use for installed blocks only, writes every course's outline page and the
-    /// target's index, saves the state and collects the store.
-    private func writePages(_ installed: [String: InstalledCourse], state: inout State) throws(ClientError) {
+    /// target's index, saves the state and collects the store. `published`: one course's
+    /// server manifest in memory (the others' are read from their folders).
+    private func writePages(
+        _ installed: [String: InstalledCourse], state: inout State, published: (folder: String, manifest: CourseManifest)
+    ) throws(ClientError) {
         for (name, view) in installed {
             let present = Set(view.installedIDs)
             let kept = (state.courses[name]?.lastUse ?? [:]).filter { present.contains($0.key) }
             state.courses[name]?.lastUse = kept
         }
         for (name, view) in installed {
-            try OutlinePage.write(view.manifest, into: root + "/" + name)
+            try OutlinePage.write(view.manifest, published: name == published.folder ? published.manifest : nil, into: root + "/" + name)
             // Problems installed now get their state file; removed ones lose it.
             try AnswerStateFiles.write(courseRoot: root + "/" + name)
         }
@@ -400,11 +409,12 @@ extension ClientTarget {
     /// The plan counted exact sizes before the download; the budget is still enforced on what
     /// the target takes on disk (`du -sb`), should anything have grown past the plan: blocks
     /// taken only to fill it first (last in course order first), then the least recently used.
-    /// Returns the blocks evicted and the bytes the target takes.
+    /// Returns the blocks evicted and the bytes the target takes (nil without a budget).
     func enforceBudget(
         on installed: inout [String: InstalledCourse], state: State, courseFolder: String, filled: [String]
-    ) throws(ClientError) -> (evicted: [String], installedBytes: UInt64) {
+    ) throws(ClientError) -> (evicted: [String], installedBytes: UInt64?) {
         collectStore(installed)
+        guard state.budget != nil else { return ([], nil) }
         var total = diskUsage().total
         guard let budget = state.budget, total > budget else { return ([], total) }
         var candidates: [(folder: String, id: String, used: Double)] = []

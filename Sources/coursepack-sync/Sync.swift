@@ -144,7 +144,7 @@ struct Sync: AsyncParsableCommand {
         if !report.overBudget.isEmpty { extra += ", \(report.overBudget.count) asked for but over the budget" }
         if !report.repairs.isEmpty { extra += ", \(report.repairs.count) repairs" }
         printOutput("coursepack: synced \(target)/\(report.courseFolder): \(summary.downloadedBlocks) blocks downloaded (\(summary.downloadedContents) files, \(summary.downloadedBytes) bytes, \(String(format: "%.1f", megabytes)) MB), \(summary.unchangedBlocks) unchanged, \(summary.removedBlocks) removed\(extra), \(summary.failures.count) failed in \(String(format: "%.2f", max(summary.seconds, ProcessClock.secondsSinceStart()))) s\(summary.manifestNotModified ? " (manifest not modified)" : "")")
-        if let budget = report.budget { printOutput("storage: \(report.installedBytes) of \(budget) bytes used") }
+        if let budget = report.budget, let used = report.installedBytes { printOutput("storage: \(used) of \(budget) bytes used") }
         return !summary.failures.isEmpty
     }
 }
