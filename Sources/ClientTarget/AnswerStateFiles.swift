@@ -25,8 +25,10 @@ public enum AnswerStateFiles {
     /// one where no answer was given, so a page's load of it never fails) and of every other
     /// installed block with answers, and removes the others. Files whose content is unchanged
     /// are left alone. Throws the first file that could not be written; the others are written.
-    public static func write(courseRoot: String) throws(ClientError) {
-        guard let manifest = try? ManifestFile.read(courseRoot + "/manifest.json") else { return }
+    /// `local`: the course's local manifest when the caller holds it (at 100,000 blocks,
+    /// reading it again takes seconds).
+    public static func write(courseRoot: String, local: CourseManifest? = nil) throws(ClientError) {
+        guard let manifest = local ?? (try? ManifestFile.read(courseRoot + "/manifest.json")) else { return }
         let states = BlockState.latest(in: Outbox(folder: SyncClient.stateFolder(of: courseRoot)).entries())
         var wanted: [String: [UInt8]] = [:]
         for block in manifest.blocks where block.isOffline && (block.type == "problem" || states[block.usageID] != nil) {

@@ -14,19 +14,27 @@ struct InstalledCourse: Sendable {
     /// Installed offline block or shared content (`SharedContent.usageID`) → what it takes.
     var costs: [String: FolderCost] = [:]
 
-    init?(courseRoot: String) {
+    /// `measuring`: what each folder takes is read from its inventory, as a budget needs it.
+    /// Without, a folder's bytes and cost are what the manifest says: at 100,000 blocks the
+    /// inventories are 100,000 files to read, and a target without a budget counts nothing.
+    init?(courseRoot: String, measuring: Bool = true) {
         guard let manifest = try? ManifestFile.read(courseRoot + "/manifest.json") else { return nil }
+        self.init(manifest: manifest, courseRoot: courseRoot, measuring: measuring)
+    }
+
+    /// `manifest`: the course's local manifest, as its folder holds it.
+    init(manifest: CourseManifest, courseRoot: String, measuring: Bool) {
         self.manifest = manifest
         let state = courseRoot + "/" + ClientTarget.stateFolderName
         for block in manifest.blocks where block.isOffline {
             guard let archive = block.archive, let folder = ArchivePath.installFolder(of: archive) else { continue }
-            let inventory = BlockInventory.read(stateFolder: state, blockFolder: folder, archiveSHA256: block.sha256)
+            let inventory = measuring ? BlockInventory.read(stateFolder: state, blockFolder: folder, archiveSHA256: block.sha256) : nil
             blockBytes[block.usageID] = inventory?.size ?? block.size ?? 0
             costs[block.usageID] = Self.cost(of: block, files: manifest.files, inventory: inventory)
         }
         for shared in SharedContent.all(in: manifest) {
             guard let folder = shared.installFolder else { continue }
-            let inventory = BlockInventory.read(stateFolder: state, blockFolder: folder, archiveSHA256: shared.archive.sha256)
+            let inventory = measuring ? BlockInventory.read(stateFolder: state, blockFolder: folder, archiveSHA256: shared.archive.sha256) : nil
             sharedBytes[shared.kind] = inventory?.size ?? shared.archive.size
             costs[shared.usageID] = Self.cost(of: shared.blockEntry(publishedAt: manifest.publishedAt), files: manifest.files, inventory: inventory)
         }

@@ -105,7 +105,9 @@ extension ClientTarget {
         report.summary = summary
         keepPublished(fetched.manifest, courseRoot: root + "/" + courseFolder)
         recordUse(of: summary, requested: requested, in: courseFolder, at: now, state: &state)
-        try finish(state: &state, courseFolder: courseFolder, published: fetched.manifest, filled: room.filled, report: &report)
+        try finish(
+            state: &state, courseFolder: courseFolder, published: fetched.manifest, local: summary.localManifest, filled: room.filled,
+            report: &report)
         // The whole sync, manifest read, plan and pages included, not only the downloads.
         report.summary?.seconds = Date().timeIntervalSince(started)
         return report
@@ -225,7 +227,10 @@ extension ClientTarget {
     func makeRoom(
         for course: CourseView, in courseFolder: String, requested: [String], request: SyncRequest, state: State, report: inout SyncReport
     ) throws(ClientError) -> RoomPlan {
-        var installed = installedViews(state: state)
+        // Without a budget the plan needs only which blocks were archived and are installed
+        // (none archived: nothing), and evicts nothing.
+        let needsViews = state.budget != nil || !(state.courses[courseFolder]?.archived ?? []).isEmpty
+        var installed = needsViews ? installedViews(state: state) : [:]
         let room = roomPlan(
             for: course, in: courseFolder, requested: requested, fill: request.selection.isEmpty && request.next == nil,
             state: state, installed: installed, overhead: state.budget == nil ? 0 : overhead(for: course, in: courseFolder),
@@ -357,11 +362,13 @@ extension ClientTarget {
     /// Sizes were estimated from archives before the download; the budget is enforced on what
     /// the blocks now take on disk. Then last use is kept for installed blocks only, every
     /// course's outline page and the target's index are written, and the state is saved.
-    /// `published`: the server's manifest of `courseFolder`, as `keepPublished` just kept it.
+    /// `published`: the server's manifest of `courseFolder`, as `keepPublished` just kept it;
+    /// `local`: its local manifest as the sync just wrote it.
     func finish(
-        state: inout State, courseFolder: String, published: CourseManifest, filled: [String], report: inout SyncReport
+        state: inout State, courseFolder: String, published: CourseManifest, local: CourseManifest?, filled: [String],
+        report: inout SyncReport
     ) throws(ClientError) {
-        var installed = installedViews(state: state)
+        var installed = installedViews(state: state, known: local.map { (courseFolder, $0) })
         let pages = (courseFolder, published)
         try writePages(installed, state: &state, published: pages)
         // Checked on the disk once everything is written; pages and state only shrink with
@@ -389,7 +396,7 @@ extension ClientTarget {
         for (name, view) in installed {
             try OutlinePage.write(view.manifest, published: name == published.folder ? published.manifest : nil, into: root + "/" + name)
             // Problems installed now get their state file; removed ones lose it.
-            try AnswerStateFiles.write(courseRoot: root + "/" + name)
+            try AnswerStateFiles.write(courseRoot: root + "/" + name, local: view.manifest)
         }
         try OutlinePage.writeTargetIndex(courses: installed.map { ($0.key, $0.value.manifest) }, into: root)
         try saveLastUse(state: state)
@@ -512,10 +519,18 @@ extension ClientTarget {
         return UInt64.max - room.left
     }
 
-    func installedViews(state: State) -> [String: InstalledCourse] {
+    /// Each course's installed view, measured from the inventories only when the target has a
+    /// budget (`InstalledCourse.init(courseRoot:measuring:)`). `known`: one course's local
+    /// manifest, held in memory as its folder holds it.
+    func installedViews(state: State, known: (folder: String, manifest: CourseManifest)? = nil) -> [String: InstalledCourse] {
         var views: [String: InstalledCourse] = [:]
+        let measuring = state.budget != nil
         for folder in state.courses.keys {
-            if let view = InstalledCourse(courseRoot: root + "/" + folder) { views[folder] = view }
+            if let known, known.folder == folder {
+                views[folder] = InstalledCourse(manifest: known.manifest, courseRoot: root + "/" + folder, measuring: measuring)
+            } else if let view = InstalledCourse(courseRoot: root + "/" + folder, measuring: measuring) {
+                views[folder] = view
+            }
         }
         return views
     }

@@ -81,6 +81,9 @@ public struct SyncClient: Sendable {
         public var settledBlocks: Int?
         /// Installed blocks the sync left as they were.
         public var unchangedBlocks: Int { settledBlocks ?? plan.unchanged.count }
+        /// The local manifest as the sync wrote it (nil for a settled sync, which wrote none):
+        /// what follows the sync need not read it back.
+        public var localManifest: CourseManifest?
 
         /// A sync that found the course as the last one left it (`SettledSync`): nothing planned.
         public static func settled(blocks: Int, seconds: Double) -> Summary {
@@ -166,6 +169,7 @@ public struct SyncClient: Sendable {
         let local = try writeFinalManifest(composer.manifest(installedNow: installedNow, final: true))
         server.remember(stateFolder)
         summary.removedBlocks = removeDropped(summary.plan.removed, keeping: local)
+        summary.localManifest = local
         if options.collectsStore { ContentStore(folder: options.contentStore).collect(keeping: ContentStore.listed(in: local)) }
         let failedArchives = summary.failures.compactMap { failure in downloads.first { $0.usageID == failure.usageID }?.sha256 }
         cleanDownloads(keeping: Set(failedArchives).union(contents?.failed.keys ?? [:].keys))
