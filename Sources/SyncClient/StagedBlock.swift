@@ -16,6 +16,9 @@ struct StagedBlock: Sendable {
     var ownsInventory = false
     /// Bytes transferred for it.
     var transferred: UInt64 = 0
+    /// What its staging folder holds besides links into the content store (an unpacked
+    /// archive): the bytes a batch of staged blocks adds to the disk until it is swapped in.
+    var stagedBytes: UInt64 = 0
 
     init(usageID: String, folder: String, sha256: String, target: String) {
         (self.usageID, self.folder, self.sha256) = (usageID, folder, sha256)

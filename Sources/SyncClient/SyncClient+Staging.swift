@@ -37,6 +37,7 @@ extension SyncClient {
             unlink(partial)
             return .failure(error)
         }
+        staged.stagedBytes = unpacked
         // Unpacked: the download is no longer needed, and gone before a file-system sync would
         // write it to the disk for nothing.
         unlink(partial)

@@ -218,7 +218,7 @@ public struct SyncClient: Sendable {
             while next < min(options.jobs, downloads.count) { start(next) }
             var done = 0
             for await (index, result) in group {
-                batch.add(result, at: index, archiveBytes: UInt64(downloads[index].size ?? 0))
+                batch.add(result, at: index)
                 if batch.isFull { install(&batch, composer: composer) }
                 done += 1
                 progress(done, downloads.count)

@@ -76,4 +76,17 @@ import Testing
         #expect(frames[0].contains("src=\"../html/a/index.html\"") && frames[0].contains("href=\"2.html\"") && !frames[0].contains("rel=\"prev\""))
         #expect(frames[1].contains("src=\"../html/c/index.html\"") && frames[1].contains("href=\"1.html\"") && !frames[1].contains("rel=\"next\""))
     }
+
+    /// Every character HTML gives a meaning is escaped, in a name with all of them or one alone;
+    /// a folder name outside the plain characters is percent-encoded.
+    @Test func namesAreEscapedAndFoldersEncoded() {
+        var manifest = Self.manifest()
+        manifest.outline?[0].displayName = #"Tom's "best" <course> & more"#
+        manifest.blocks[3].displayName = "'"
+        let (outline, frames) = OutlinePage.render(published: manifest, installed: ["block-v1:X+Y+Z+type@html+block@c"], searchIndex: "search/a b/index.js")
+        #expect(outline.contains("<title>Tom&#39;s &quot;best&quot; &lt;course&gt; &amp; more</title>"))
+        #expect(outline.contains("<a href=\"html/c/index.html\">&#39;</a>"))
+        #expect(frames.first?.contains("<title>&#39;</title>") == true)
+        #expect(outline.contains("search/a%20b/index.js"))
+    }
 }
