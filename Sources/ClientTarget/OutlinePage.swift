@@ -64,8 +64,11 @@ public enum OutlinePage {
             let name = "\(index + 1).html"
             wanted.insert(name)
             let bytes = Array(frame.utf8)
-            if !holds(navigation + "/" + name, exactly: bytes) {
-                try DurableFile.replace(navigation + "/" + name, with: bytes, synced: false)
+            let path = navigation + "/" + name
+            if !holds(path, exactly: bytes) {
+                // A folder in a frame's place would refuse the rename, and every sync after it.
+                if lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR { ZipReader.removeTree(path) }
+                try DurableFile.replace(path, with: bytes, synced: false)
             }
         }
         for name in (try? FileManager.default.contentsOfDirectory(atPath: navigation)) ?? [] where !wanted.contains(name) {

@@ -13,7 +13,8 @@ extension ClientTarget {
         var done = removeDeadTemporaries() + removeUnknownCourses(state: state)
         for folder in state.courses.keys.sorted() where folder != intact {
             let courseRoot = root + "/" + folder
-            guard var course = InstalledCourse(courseRoot: courseRoot) else {
+            // Each folder's inventory is read by the repair itself, not to measure it.
+            guard var course = InstalledCourse(courseRoot: courseRoot, measuring: false) else {
                 done += removeContents(ofUnreadable: folder)
                 continue
             }

@@ -139,7 +139,7 @@ import TestSupport
 
     /// The frame pages (`_navigation/<n>.html`) are written only where they differ: a sync
     /// after one page's edit keeps every other frame's file (same inode), replaces a frame that
-    /// was changed or swapped for a link, and removes what is not a frame.
+    /// was changed or swapped for a link or a folder, and removes what is not a frame.
     @Test func framePagesAreRewrittenOnlyWhereTheyDiffer() async throws {
         let target = try await Self.settledTarget("settled-frames")
         let navigation = target.course + "/" + ClientTarget.navigationFolderName
@@ -162,6 +162,9 @@ import TestSupport
         unlink(navigation + "/" + linked)
         try FileManager.default.createSymbolicLink(atPath: navigation + "/" + linked, withDestinationPath: target.root + "-frame-copy")
         try Data("stray".utf8).write(to: URL(fileURLWithPath: navigation + "/stray.html"))
+        let last = try #require(frames.last)
+        unlink(navigation + "/" + last)
+        try FileManager.default.createDirectory(atPath: navigation + "/" + last + "/inside", withIntermediateDirectories: true)
         let folder = DurableFile.folder(of: target.source)
         try Self.editOnePage(of: folder + "/course", turn: 1)
         _ = try SplitManifestSyncTests.build(into: folder)
@@ -174,8 +177,9 @@ import TestSupport
         var info = stat()
         #expect(lstat(navigation + "/" + linked, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG, "the link is replaced by the frame")
         #expect(FileManager.default.contents(atPath: navigation + "/" + linked) == linkedBytes)
+        #expect(lstat(navigation + "/" + last, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG, "a folder in a frame's place is replaced")
         let kept = before.filter { after[$0.key] == $0.value }.count
-        #expect(kept >= before.count - 3, "\(before.count - kept) of \(before.count) frames written again")
+        #expect(kept >= before.count - 4, "\(before.count - kept) of \(before.count) frames written again")
     }
 
     /// A file that is not a link to the store (a copy: the file system refused a link, or the
