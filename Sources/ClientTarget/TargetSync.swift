@@ -108,6 +108,8 @@ extension ClientTarget {
         try finish(
             state: &state, courseFolder: courseFolder, published: fetched.manifest, local: summary.localManifest, filled: room.filled,
             report: &report)
+        // The report tells what was done; the course's manifest goes with the sync.
+        report.summary?.localManifest = nil
         // The whole sync, manifest read, plan and pages included, not only the downloads.
         report.summary?.seconds = Date().timeIntervalSince(started)
         return report
