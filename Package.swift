@@ -59,18 +59,18 @@ let package = Package(
             name: "Packager",
             dependencies: [
                 "Diagnostics", "CourseExport", "LinkRewriter", "BlockRenderer", "ZipArchive", "Manifest", "ParallelMap", "FileSystem", "IncrementalBuild",
-                "CourseSearch", "CZlib", "ZlibStream",
+                "CourseSearch", "CZlib", "ZlibStream", "SafeText",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .target(
             name: "CourseServer",
             dependencies: [
-                "Diagnostics", "ClientTarget", "SyncClient", .product(name: "Hummingbird", package: "hummingbird"),
+                "Diagnostics", "ClientTarget", "SyncClient", "SafeText", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .target(name: "ClientTarget", dependencies: ["Diagnostics", "SyncClient", "Manifest", "ZipArchive", "FileSystem", "CourseSearch"]),
+        .target(name: "ClientTarget", dependencies: ["Diagnostics", "SyncClient", "Manifest", "ZipArchive", "FileSystem", "CourseSearch", "SafeText"]),
         .target(name: "AWSSigV4", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         .target(
             name: "StoragePublisher",
@@ -113,7 +113,7 @@ let package = Package(
             exclude: ["Snapshots"]
         ),
         .testTarget(name: "ClientLibraryTests", dependencies: ["ClientTarget", "SyncClient", "Manifest", "coursepack", "TestSupport"]),
-        .testTarget(name: "SyncClientTests", dependencies: ["SyncClient", "Manifest", "ZipArchive", "TestSupport"]),
+        .testTarget(name: "SyncClientTests", dependencies: ["SyncClient", "Manifest", "ZipArchive", "ZlibStream", "FileSystem", "SafeText", "TestSupport"]),
         .testTarget(name: "AWSSigV4Tests", dependencies: ["AWSSigV4"]),
         .testTarget(name: "StoragePublisherTests", dependencies: ["StoragePublisher", "AWSSigV4", "Manifest", "coursepack", "coursepack-sync", "coursepack-device", "TestSupport"]),
         .testTarget(

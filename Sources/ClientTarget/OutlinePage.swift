@@ -2,6 +2,7 @@ import CourseSearch
 import FileSystem
 import Foundation
 import Manifest
+import SafeText
 import SyncClient
 import ZipArchive
 
@@ -39,6 +40,7 @@ public enum OutlinePage {
         let rendered = render(published: published, installed: installed, searchIndex: search)
         do {
             try writeFrames(rendered.frames, into: courseRoot + "/" + ClientTarget.navigationFolderName)
+            removeFolder(at: courseRoot + "/index.html")
             try Data(rendered.outline.utf8).write(to: URL(fileURLWithPath: courseRoot + "/index.html"), options: .atomic)
         } catch {
             throw .local(path: courseRoot + "/index.html", reason: "cannot write the outline page: \(error)")
@@ -59,21 +61,27 @@ public enum OutlinePage {
             return
         }
         if mkdir(navigation, 0o755) != 0, errno != EEXIST { throw FileError(path: navigation, operation: "mkdir", errno: errno) }
-        var wanted = Set<String>()
-        for (index, frame) in frames.enumerated() {
-            let name = "\(index + 1).html"
-            wanted.insert(name)
-            let bytes = Array(frame.utf8)
-            let path = navigation + "/" + name
-            if !holds(path, exactly: bytes) {
-                // A folder in a frame's place would refuse the rename, and every sync after it.
-                if lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR { ZipReader.removeTree(path) }
-                try DurableFile.replace(path, with: bytes, synced: false)
-            }
-        }
+        // What is not a frame goes first: nothing planted beside the frames (at a temporary
+        // name of the writes below, say) is there when they are written.
+        let names = frames.indices.map { "\($0 + 1).html" }
+        let wanted = Set(names)
         for name in (try? FileManager.default.contentsOfDirectory(atPath: navigation)) ?? [] where !wanted.contains(name) {
             ZipReader.removeTree(navigation + "/" + name)
         }
+        for (name, frame) in zip(names, frames) {
+            let bytes = Array(frame.utf8)
+            let path = navigation + "/" + name
+            if !holds(path, exactly: bytes) {
+                removeFolder(at: path)
+                try DurableFile.replace(path, with: bytes, synced: false)
+            }
+        }
+    }
+
+    /// A folder where a page goes would refuse the rename that writes it, and every sync after.
+    static func removeFolder(at path: String) {
+        var info = stat()
+        if lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR { ZipReader.removeTree(path) }
     }
 
     /// Whether `path` is a regular file (not a link) holding exactly `bytes`.
@@ -199,6 +207,7 @@ public enum OutlinePage {
             </body></html>
 
             """
+        removeFolder(at: root + "/index.html")
         do {
             try Data(html.utf8).write(to: URL(fileURLWithPath: root + "/index.html"), options: .atomic)
         } catch {
@@ -215,22 +224,7 @@ public enum OutlinePage {
         }
     }
 
-    static func escape(_ text: String) -> String {
-        guard text.utf8.contains(where: { [UInt8(ascii: "&"), UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "\""), UInt8(ascii: "'")].contains($0) })
-        else { return text }
-        var out = ""
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(character)
-            }
-        }
-        return out
-    }
+    static func escape(_ text: String) -> String { HTMLEscape.escape(text) }
 
     /// A relative path as a URL path: each component percent-encoded.
     static func href(_ path: String) -> String {

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import SafeText
 
 /// Refuses every request whose Host header does not name this server (see `ServedHost`).
 struct HostGuard<Context: RequestContext>: RouterMiddleware {
@@ -126,8 +127,7 @@ struct LMSRouteGuard<Context: RequestContext>: RouterMiddleware {
 
     /// A small page: what a jump_to link names is not on this device.
     static func onlineOnly(_ what: String, head: Bool) -> Response {
-        let escaped = what.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+        let escaped = HTMLEscape.escape(what, "&<>\"")
         let page = "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>Online only</title></head><body>"
             + "<p class=\"coursepack-online-only\">This part of the course is online only: <code>\(escaped)</code> is not on this device.</p></body></html>"
         return Response(status: .notFound, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],

@@ -17,9 +17,17 @@ public enum DurableFile {
 
     /// `synced` false: the caller makes it durable another way (`syncFileSystem`).
     static func writeFile(_ bytes: [UInt8], to temporary: String, synced: Bool) throws(FileError) {
-        // O_NOFOLLOW: a link planted at the temporary name must not send the bytes elsewhere.
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
-        guard fd >= 0 else { throw FileError(path: temporary, operation: "create", errno: errno) }
+        // O_EXCL: whatever is planted at the temporary name (a link, a hard link to another
+        // file, a FIFO that would block the open) is never opened: it is removed and the file
+        // made anew. A folder there stays, and the open fails with EEXIST.
+        let flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW
+        var fd = open(temporary, flags, 0o644)
+        var code = errno
+        if fd < 0, code == EEXIST, unlink(temporary) == 0 {
+            fd = open(temporary, flags, 0o644)
+            code = errno
+        }
+        guard fd >= 0 else { throw FileError(path: temporary, operation: "create", errno: code) }
         var done = 0
         while done < bytes.count {
             let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + done, $0.count - done) }
@@ -87,9 +95,18 @@ public enum DurableFile {
     /// synced folder. Readers see the old file or the new one, never a mix. `synced` false
     /// skips both syncs, for a caller that waits for the whole file system afterwards.
     public static func replace(_ path: String, with bytes: [UInt8], synced: Bool = true) throws(FileError) {
-        let temporary = temporaryPath(beside: path, unique: false)
+        var temporary = temporaryPath(beside: path, unique: false)
         do {
             try writeFile(bytes, to: temporary, synced: synced)
+        } catch where error.errno == EEXIST {
+            // A folder planted at the usual name: a name of this write's own instead.
+            temporary = temporaryPath(beside: path, unique: true)
+            do {
+                try writeFile(bytes, to: temporary, synced: synced)
+            } catch {
+                unlink(temporary)
+                throw error
+            }
         } catch {
             unlink(temporary)
             throw error

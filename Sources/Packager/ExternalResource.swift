@@ -1,4 +1,5 @@
 import LinkRewriter
+import SafeText
 
 /// A reference to another site. A protocol-relative URL (`//host/x`) means the LMS's scheme
 /// online but `file://host/x` in a downloaded page, so it is written out as `https://host/x`.
@@ -72,6 +73,6 @@ extension Reference {
     /// scanner, and inside an HTML attribute `&` and `"` are escaped again.
     func written(_ text: String) -> String {
         guard case .attribute = context else { return text }
-        return text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "\"", with: "&quot;")
+        return HTMLEscape.escape(text, "&\"")
     }
 }

@@ -177,14 +177,22 @@ public struct BlockInventory: Sendable, Equatable {
 
     /// What is wrong with `folder` compared with the inventory, or nil when it holds exactly
     /// the inventory's files, each with its size and CRC-32. `readingBytes`: reads every byte,
-    /// so that a same-size edit is found too; otherwise only names, kinds and sizes are compared.
-    public func damage(in folder: String, readingBytes: Bool = true) -> String? {
+    /// so that a same-size edit is found too; otherwise only names, kinds and sizes are compared,
+    /// and the bytes only of files written (modification time) at or after `writtenSince` and
+    /// after the folder itself was last changed: a file of a folder installed earlier written
+    /// since then, or one written after its folder was made.
+    public func damage(in folder: String, readingBytes: Bool = true, readingBytesWrittenSince writtenSince: Int64? = nil) -> String? {
+        var threshold = writtenSince
+        if let since = writtenSince {
+            var own = stat()
+            threshold = lstat(folder, &own) == 0 ? max(since, Self.modified(own)) : since
+        }
         for file in files {
             let path = folder + "/" + file.name
             var info = stat()
             guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return "\(file.name) is missing" }
             guard UInt64(info.st_size) == file.size else { return "\(file.name) is \(info.st_size) bytes, it was installed with \(file.size)" }
-            guard readingBytes else { continue }
+            guard readingBytes || threshold.map({ Self.modified(info) >= $0 }) == true else { continue }
             guard let handle = FileHandle(forReadingAtPath: path) else { return "\(file.name) cannot be read" }
             defer { try? handle.close() }
             var crc = CRC32()
@@ -195,6 +203,11 @@ public struct BlockInventory: Sendable, Equatable {
         }
         // Escaped: a name holding a newline or a terminal escape cannot forge a line of a report.
         return extraEntry(in: folder).map { "\(Self.encode($0)) was not installed with it" }
+    }
+
+    /// Modification time in nanoseconds.
+    static func modified(_ info: stat) -> Int64 {
+        Int64(info.st_mtim.tv_sec) &* 1_000_000_000 &+ Int64(info.st_mtim.tv_nsec)
     }
 
     /// The first file, link or folder under `folder` that the inventory does not account for.

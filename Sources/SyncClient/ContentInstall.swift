@@ -116,7 +116,8 @@ extension SyncClient {
         staged.ownsInventory = access(inventoryPath, F_OK) != 0
         do {
             try FileManager.default.createDirectory(atPath: staged.parent, withIntermediateDirectories: true)
-            try LinkedFolder(root: staged.staging, synced: options.durability == .perFile).build(listing, store: contents.store, overflow: contents.overflow)
+            staged.stagedBytes = try LinkedFolder(root: staged.staging, synced: options.durability == .perFile)
+                .build(listing, store: contents.store, overflow: contents.overflow)
             try BlockInventory(files: inventory, archiveSHA256: sha).write(to: inventoryPath, synced: options.durability == .perFile)
         } catch {
             budget.release(unpacked)
@@ -132,9 +133,13 @@ struct LinkedFolder {
     let root: String
     let synced: Bool
 
-    func build(_ listing: FileListing, store: ContentStore, overflow: OverflowCopies) throws {
+    /// Returns the bytes copied instead of linked (where the file system refuses links): what
+    /// the folder adds to the disk.
+    @discardableResult
+    func build(_ listing: FileListing, store: ContentStore, overflow: OverflowCopies) throws -> UInt64 {
         guard mkdir(root, 0o755) == 0 else { throw FileError(path: root, operation: "create folder", errno: errno) }
         var folders: Set<String> = [root]
+        var copied: UInt64 = 0
         for (path, key) in listing.sorted(by: { $0.key < $1.key }) {
             var current = root
             for part in path.split(separator: "/").dropLast() {
@@ -142,22 +147,24 @@ struct LinkedFolder {
                 guard folders.insert(current).inserted else { continue }
                 if mkdir(current, 0o755) != 0 && errno != EEXIST { throw FileError(path: current, operation: "create folder", errno: errno) }
             }
-            try place(key, at: root + "/" + path, store: store, overflow: overflow)
+            copied += try place(key, at: root + "/" + path, store: store, overflow: overflow)
         }
         if synced {
             for path in folders.sorted(by: { $0.count > $1.count }) { try ZipReader.syncFolder(path) }
         }
+        return copied
     }
 
     /// A hard link to the content; past the cap on links to one file, a link to an overflow
     /// copy of it; a copy where the file system refuses links (another device, no links).
-    private func place(_ key: String, at destination: String, store: ContentStore, overflow: OverflowCopies) throws {
+    /// Returns the bytes copied (0 for a link).
+    private func place(_ key: String, at destination: String, store: ContentStore, overflow: OverflowCopies) throws -> UInt64 {
         let source = store.path(of: key)
-        if link(source, destination) == 0 { return }
+        if link(source, destination) == 0 { return 0 }
         var code = errno
         if code == EMLINK {
             code = overflow.link(key, store: store, at: destination, synced: synced)
-            if code == 0 { return }
+            if code == 0 { return 0 }
         }
         guard [EXDEV, EPERM, EMLINK, ENOTSUP, EOPNOTSUPP].contains(code) else {
             throw FileError(path: destination, operation: "link", errno: code)
@@ -168,6 +175,8 @@ struct LinkedFolder {
             throw FileError(path: destination, operation: "copy", errno: EIO)
         }
         if synced { try DurableFile.syncFile(destination) }
+        var info = stat()
+        return lstat(destination, &info) == 0 ? UInt64(info.st_size) : 0
     }
 }
 

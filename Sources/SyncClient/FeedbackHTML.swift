@@ -1,4 +1,5 @@
 import Foundation
+import SafeText
 
 /// Cleans the HTML an LMS sends back with a graded answer (`feedback_html`) down to what the
 /// device's page may show: markup and style stay, anything that runs or navigates goes.
@@ -96,6 +97,6 @@ public enum FeedbackHTML {
     }
 
     static func escaped(_ value: String) -> String {
-        value.replacingOccurrences(of: "\"", with: "&quot;").replacingOccurrences(of: "<", with: "&lt;")
+        HTMLEscape.escape(value, "\"<")
     }
 }

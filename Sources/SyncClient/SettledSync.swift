@@ -45,9 +45,13 @@ public struct SettledSync: Sendable, Equatable {
     /// inventory says (files present at their sizes, nothing added), and nothing else in the
     /// course folder; nil otherwise. Checked here, once, so that a later no-op sync only needs
     /// to find the folders unchanged since.
+    /// `syncStarted` (`FileStamp.now`): files written since, in folders the sync did not make
+    /// or after it made them, have their bytes read, not only their sizes: the record then
+    /// vouches for them, and a changed publish trusts it instead of a repair pass that reads
+    /// every byte (`ClientTarget`'s `intactCourse`).
     static func whole(
         server: CourseManifest, local: CourseManifest, fingerprint: String, localManifestPath: String, target: String, stateFolder: String,
-        store: String
+        store: String, syncStarted: Int64
     ) -> SettledSync? {
         let offered = SharedContent.asBlocks(server).blocks.filter(\.isOffline)
         let installed = Dictionary(SharedContent.asBlocks(local).blocks.filter(\.isOffline).map { ($0.usageID, $0) }, uniquingKeysWith: { a, _ in a })
@@ -67,11 +71,13 @@ public struct SettledSync: Sendable, Equatable {
         guard let walked = InstalledFoldersStamp.survey(courseRoot: target, store: store),
             let before = walked.digest(courseRoot: target, store: store)
         else { return nil }
+        // Two seconds before: FAT's timestamp tick, and more than ext4's coarse clock lags.
+        let writtenSince = syncStarted - 2_000_000_000
         let undamaged = Array(stride(from: 0, to: folders.count, by: 256)).parallelMap(workers: ProcessInfo.processInfo.activeProcessorCount) { start in
             folders[start..<min(start + 256, folders.count)].allSatisfy { folder, sha in
                 guard case .inventory(let inventory) = BlockInventory.recorded(stateFolder: stateFolder, blockFolder: folder, archiveSHA256: sha)
                 else { return false }
-                return inventory.damage(in: target + "/" + folder, readingBytes: false) == nil
+                return inventory.damage(in: target + "/" + folder, readingBytes: false, readingBytesWrittenSince: writtenSince) == nil
             }
         }
         let installedFolders = walked.installed

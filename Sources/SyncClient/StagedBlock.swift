@@ -17,7 +17,8 @@ struct StagedBlock: Sendable {
     /// Bytes transferred for it.
     var transferred: UInt64 = 0
     /// What its staging folder holds besides links into the content store (an unpacked
-    /// archive): the bytes a batch of staged blocks adds to the disk until it is swapped in.
+    /// archive, or copies where the file system refuses links): the bytes a batch of staged
+    /// blocks adds to the disk until it is swapped in.
     var stagedBytes: UInt64 = 0
 
     init(usageID: String, folder: String, sha256: String, target: String) {

@@ -143,6 +143,7 @@ public struct SyncClient: Sendable {
     /// `fetchManifest()`, when the caller has it already.
     public func sync(fetched: FetchedManifest? = nil, progress: @Sendable (Int, Int) -> Void = { _, _ in }) async throws(SyncError) -> Summary {
         let started = Date()
+        let startedStamp = FileStamp.now()
         let lock = try lockTarget()
         defer { withExtendedLifetime(lock) {} }
         let server: FetchedManifest
@@ -175,7 +176,7 @@ public struct SyncClient: Sendable {
         cleanDownloads(keeping: Set(failedArchives).union(contents?.failed.keys ?? [:].keys))
         if options.recordsSettled, summary.failures.isEmpty, let settled = SettledSync.whole(
             server: server.manifest, local: local, fingerprint: server.fingerprint, localManifestPath: localManifestPath,
-            target: options.target, stateFolder: stateFolder, store: options.contentStore)
+            target: options.target, stateFolder: stateFolder, store: options.contentStore, syncStarted: startedStamp)
         {
             try? DurableFile.replace(SettledSync.path(stateFolder: stateFolder), with: settled.encoded())
         }
