@@ -8,19 +8,21 @@ import TestSupport
     @Test func aFailedWriteIsUnwritableAndKeepsTheOldManifest() throws {
         let folder = TestSupport.temporaryFolder("manifest")
         let manifest = CourseManifest(courseID: "course-v1:O+N+R", publishedAt: "2026-11-22T10:00:00Z", generator: "coursepack test", blocks: [])
-        try ManifestFile.write(manifest, to: folder + "/manifest.json")
-        let before = TestSupport.read(folder + "/manifest.json")
-        // A folder where the temporary file should go makes the write fail.
-        try FileManager.default.createDirectory(atPath: folder + "/.manifest.json.tmp-\(getpid())", withIntermediateDirectories: false)
+        // A name the file system takes but not with a temporary file's prefix and suffix around
+        // it (255 bytes at most): every write fails, whatever is planted (a folder at the
+        // temporary name no longer fails one; `DurableFile.replace` then uses a name of its own).
+        let path = folder + "/" + String(repeating: "m", count: 240) + ".json"
+        try ManifestFile.encode(manifest).write(to: URL(fileURLWithPath: path))
+        let before = TestSupport.read(path)
         var changed = manifest
         changed.publishedAt = "2026-12-01T00:00:00Z"
         #expect {
-            try ManifestFile.write(changed, to: folder + "/manifest.json")
+            try ManifestFile.write(changed, to: path)
         } throws: { error in
-            guard case .unwritable(let path, _) = error as? ManifestError else { return false }
-            return path == folder + "/manifest.json"
+            guard case .unwritable(let written, _) = error as? ManifestError else { return false }
+            return written == path
         }
-        #expect(TestSupport.read(folder + "/manifest.json") == before)
+        #expect(TestSupport.read(path) == before)
     }
 
     /// The shared comparison behind `diff` and `sync`: another archive path is another download.
