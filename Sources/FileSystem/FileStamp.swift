@@ -17,14 +17,19 @@ public struct FileStamp: Sendable, Equatable {
         (self.size, self.inode, self.modified, self.changed) = (size, inode, modified, changed)
     }
 
+    /// The stamp `stat` or `lstat` gave.
+    public init(_ info: stat) {
+        self.init(
+            size: UInt64(info.st_size), inode: UInt64(info.st_ino),
+            modified: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec),
+            changed: Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec))
+    }
+
     /// The stamp of what `path` names (links followed), or nil when it is not there.
     public static func of(_ path: String) -> FileStamp? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
-        return FileStamp(
-            size: UInt64(info.st_size), inode: UInt64(info.st_ino),
-            modified: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec),
-            changed: Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec))
+        return FileStamp(info)
     }
 
     /// Now, on the clock file times are taken from, in nanoseconds.

@@ -185,14 +185,14 @@ public struct BlockInventory: Sendable, Equatable {
         var threshold = writtenSince
         if let since = writtenSince {
             var own = stat()
-            threshold = lstat(folder, &own) == 0 ? max(since, Self.modified(own)) : since
+            threshold = lstat(folder, &own) == 0 ? max(since, FileStamp(own).modified) : since
         }
         for file in files {
             let path = folder + "/" + file.name
             var info = stat()
             guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return "\(file.name) is missing" }
             guard UInt64(info.st_size) == file.size else { return "\(file.name) is \(info.st_size) bytes, it was installed with \(file.size)" }
-            guard readingBytes || threshold.map({ Self.modified(info) >= $0 }) == true else { continue }
+            guard readingBytes || threshold.map({ FileStamp(info).modified >= $0 }) == true else { continue }
             guard let handle = FileHandle(forReadingAtPath: path) else { return "\(file.name) cannot be read" }
             defer { try? handle.close() }
             var crc = CRC32()
@@ -203,11 +203,6 @@ public struct BlockInventory: Sendable, Equatable {
         }
         // Escaped: a name holding a newline or a terminal escape cannot forge a line of a report.
         return extraEntry(in: folder).map { "\(Self.encode($0)) was not installed with it" }
-    }
-
-    /// Modification time in nanoseconds.
-    static func modified(_ info: stat) -> Int64 {
-        Int64(info.st_mtim.tv_sec) &* 1_000_000_000 &+ Int64(info.st_mtim.tv_nsec)
     }
 
     /// The first file, link or folder under `folder` that the inventory does not account for.
