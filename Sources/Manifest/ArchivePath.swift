@@ -20,8 +20,17 @@ public enum ArchivePath {
         installFolder(of: archive) != nil
     }
 
+    /// By bytes: a manifest names 100,000 archives, and every one is checked on every read.
     private static func isPlain(_ part: Substring) -> Bool {
-        !part.isEmpty && part.utf8.count <= maximumComponentLength && !part.hasPrefix(".")
-            && part.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "_-~.".contains($0)) }
+        let bytes = part.utf8
+        guard let first = bytes.first, first != UInt8(ascii: "."), bytes.count <= maximumComponentLength else { return false }
+        return bytes.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: "~"), UInt8(ascii: "."):
+                true
+            default: false
+            }
+        }
     }
 }

@@ -3,7 +3,10 @@
 /// surrogate, trailing bytes) makes `parse` return nil, and the caller takes the generic
 /// decoder, which says precisely what is wrong.
 indirect enum JSONValue: Equatable {
-    case object([String: JSONValue])
+    /// Members in document order, keys unique. Not a dictionary: a manifest holds one object
+    /// per block, each of a dozen keys, and hashing every key and freeing every table was most
+    /// of what reading 100,000 blocks cost.
+    case object([JSONMember])
     case array([JSONValue])
     case string(String)
     case integer(Int64)
@@ -25,6 +28,7 @@ indirect enum JSONValue: Equatable {
         var position = 0
         /// Deeper than any manifest nests; bounds the recursion on hostile input.
         static let maximumDepth = 32
+        static let keysComparedOneByOne = 24
 
         mutating func skipSpace() {
             while position < bytes.count, [0x20, 0x0A, 0x0D, 0x09].contains(bytes[position]) { position += 1 }
@@ -51,17 +55,26 @@ indirect enum JSONValue: Equatable {
             switch bytes[position] {
             case UInt8(ascii: "{"):
                 position += 1
-                var object: [String: JSONValue] = [:]
+                var members: [JSONMember] = []
+                // Past a few keys, duplicates are found by hash, not by comparing with each.
+                var keys: Set<String>?
                 skipSpace()
-                if consume(UInt8(ascii: "}")) { return .object(object) }
+                if consume(UInt8(ascii: "}")) { return .object(members) }
                 repeat {
                     skipSpace()
                     guard let key = string() else { return nil }
                     skipSpace()
-                    guard consume(UInt8(ascii: ":")), let element = value(depth: depth + 1), object.updateValue(element, forKey: key) == nil else { return nil }
+                    guard consume(UInt8(ascii: ":")), let element = value(depth: depth + 1) else { return nil }
+                    if members.count == Self.keysComparedOneByOne { keys = Set(members.map(\.key)) }
+                    if keys == nil {
+                        guard !members.contains(where: { $0.key == key }) else { return nil }
+                    } else {
+                        guard keys?.insert(key).inserted == true else { return nil }
+                    }
+                    members.append(JSONMember(key: key, value: element))
                     skipSpace()
                 } while consume(UInt8(ascii: ","))
-                return consume(UInt8(ascii: "}")) ? .object(object) : nil
+                return consume(UInt8(ascii: "}")) ? .object(members) : nil
             case UInt8(ascii: "["):
                 position += 1
                 var array: [JSONValue] = []
@@ -158,4 +171,9 @@ indirect enum JSONValue: Equatable {
             return value
         }
     }
+}
+
+struct JSONMember: Equatable {
+    let key: String
+    let value: JSONValue
 }

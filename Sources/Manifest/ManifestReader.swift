@@ -58,8 +58,9 @@ enum ManifestReader {
     static func courseFiles(_ value: JSONValue) -> [String: CourseFile]? {
         guard case .object(let object) = value else { return nil }
         var files: [String: CourseFile] = [:]
-        for (key, entry) in object {
-            guard case .object(let inner) = entry else { return nil }
+        files.reserveCapacity(object.count)
+        for member in object {
+            guard case .object(let inner) = member.value else { return nil }
             let fields = Fields(inner)
             guard let size = fields.unsigned("size"), let compressedSize = fields.unsigned("compressed_size"),
                 let encodingName = fields.optional("encoding", { $0.string })
@@ -69,7 +70,7 @@ enum ManifestReader {
                 guard let known = CourseFile.Encoding(rawValue: encodingName) else { return nil }
                 encoding = known
             }
-            files[key] = CourseFile(size: size, compressedSize: compressedSize, encoding: encoding)
+            files[member.key] = CourseFile(size: size, compressedSize: compressedSize, encoding: encoding)
         }
         return files
     }
@@ -77,8 +78,9 @@ enum ManifestReader {
     static func listing(_ value: JSONValue) -> FileListing? {
         guard case .object(let object) = value else { return nil }
         var listing = FileListing()
-        for (key, sha256) in object {
-            guard let sha256 = sha256.string else { return nil }
+        for member in object {
+            let key = member.key
+            guard let sha256 = member.value.string else { return nil }
             listing[key] = sha256
         }
         return listing
@@ -86,21 +88,27 @@ enum ManifestReader {
 
     /// The fields of one object, read by the rules of synthesized `Decodable`.
     struct Fields {
-        let object: [String: JSONValue]
+        let object: [JSONMember]
 
-        init(_ object: [String: JSONValue]) { self.object = object }
+        init(_ object: [JSONMember]) { self.object = object }
+
+        /// Found by comparing keys: an entry has a dozen, and they are short.
+        subscript(_ key: String) -> JSONValue? {
+            object.first { $0.key == key }?.value
+        }
 
         /// Nil when absent or of another type.
-        func string(_ key: String) -> String? { object[key]?.string }
-        func int(_ key: String) -> Int? { object[key]?.int }
-        func unsigned(_ key: String) -> UInt64? { object[key]?.unsigned }
+        func string(_ key: String) -> String? { self[key]?.string }
+        func int(_ key: String) -> Int? { self[key]?.int }
+        func unsigned(_ key: String) -> UInt64? { self[key]?.unsigned }
 
-        func array<T>(_ key: String, _ element: (JSONValue) -> T?) -> [T]? { object[key]?.array(element) }
-        func value(_ key: String) -> JSONValue? { object[key] }
+        func array<T>(_ key: String, _ element: (JSONValue) -> T?) -> [T]? { self[key]?.array(element) }
+        func value(_ key: String) -> JSONValue? { self[key] }
 
         /// `.some(nil)` when absent or null, nil when present and not a `T`.
         func optional<T>(_ key: String, _ read: (JSONValue) -> T?) -> T?? {
-            guard let value = object[key], value != .null else { return .some(nil) }
+            guard let value = self[key] else { return .some(nil) }
+            if case .null = value { return .some(nil) }
             return read(value).map { .some($0) }
         }
     }
@@ -168,9 +176,9 @@ enum ManifestReader {
     static func groupAccess(_ value: JSONValue) -> [String: [Int]]? {
         guard case .object(let object) = value else { return nil }
         var groups: [String: [Int]] = [:]
-        for (key, list) in object {
-            guard let ids = list.array({ $0.int }) else { return nil }
-            groups[key] = ids
+        for member in object {
+            guard let ids = member.value.array({ $0.int }) else { return nil }
+            groups[member.key] = ids
         }
         return groups
     }

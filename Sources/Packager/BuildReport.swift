@@ -25,12 +25,26 @@ public struct BuildReport: Codable, Sendable {
         public var totalSeconds = 0.0
         /// Part of `packageSeconds`: extracting the text and writing the search index.
         public var searchSeconds = 0.0
+        /// The parts of `packageSeconds`, in order, so an operator can see where a build's time
+        /// goes: reading the previous publish, deciding each block's inputs and page facts,
+        /// rendering and archiving the blocks, composing and writing the manifest (the search
+        /// index included), and saving the state, removing what is no longer named and recording.
+        public var previousSeconds = 0.0
+        public var planSeconds = 0.0
+        public var blocksSeconds = 0.0
+        public var manifestSeconds = 0.0
+        public var finishSeconds = 0.0
 
         enum CodingKeys: String, CodingKey {
             case loadSeconds = "load_seconds"
             case packageSeconds = "package_seconds"
             case totalSeconds = "total_seconds"
             case searchSeconds = "search_seconds"
+            case previousSeconds = "previous_seconds"
+            case planSeconds = "plan_seconds"
+            case blocksSeconds = "blocks_seconds"
+            case manifestSeconds = "manifest_seconds"
+            case finishSeconds = "finish_seconds"
         }
 
         /// The phases of a build that loaded the course at `loaded`.

@@ -44,13 +44,15 @@ public struct CoursePackager: Sendable {
         let loaded = Date()
         let lock = try lockOutput()
         defer { withExtendedLifetime(lock) {} }
+        var report = BuildReport(courseID: course.id, publishedAt: options.publishedAt.text, outputFolder: options.outputFolder)
+        var phase = PhaseClock(from: loaded)
         let previous = try checkOutput(for: course)
         let memos = startChanging(incremental, previous: previous)
+        report.durations.previousSeconds = phase.lap()
 
-        var report = BuildReport(courseID: course.id, publishedAt: options.publishedAt.text, outputFolder: options.outputFolder)
         let blocks = packageCourse(
             course, export: export.directory, renderer: renderer, previous: previous, settings: settings,
-            previousHashes: incremental.loadFileHashes(), memos: memos, progress: progress, into: &report)
+            previousHashes: incremental.loadFileHashes(), memos: memos, progress: progress, phase: &phase, into: &report)
         // One job means one thread, however many cores there are.
         let pendingInputs = stampedInputs ?? (options.jobs > 1 ? Background(stampCourse) : Background(finished: stampCourse()))
         // Rendering and archiving freed most of what they took, in every worker's arena.
@@ -62,11 +64,13 @@ public struct CoursePackager: Sendable {
         let writtenIndex = try writeManifest(
             manifest, previous: previous, staged: collected.staged, writtenFolders: collected.writtenFolders,
             pending: blocks.assets.writer.pendingSyncs, report: &report)
+        report.durations.manifestSeconds = phase.lap()
         saveState(incremental, blocks: blocks)
         report.counts.removed = removeUnnamedArchives(previous: previous.archives, manifest: manifest)
         CourseFileRemoval.removeUnnamed(in: options.outputFolder, manifest: manifest)
         ManifestWrite.removeUnnamedParts(in: options.outputFolder, keeping: writtenIndex)
         record(&report, in: incremental, inputs: pendingInputs, clean: !collected.failedWhileWriting, started: started, loaded: loaded)
+        report.durations.finishSeconds = phase.lap()
         return report
     }
 
@@ -117,7 +121,7 @@ public struct CoursePackager: Sendable {
     private func packageCourse(
         _ course: Course, export: ExportDirectory, renderer: BlockRenderer, previous: PreviousPublish, settings: [String],
         previousHashes: FileHashCache, memos: BlockMemos<BlockNote>, progress: @Sendable (Int, Int) -> Void,
-        into report: inout BuildReport
+        phase: inout PhaseClock, into report: inout BuildReport
     ) -> PackagedBlocks {
         let writer = ZipWriter(level: options.compressionLevel, pendingSyncs: PendingSyncs())
         let files = CourseFileStore(
@@ -134,7 +138,8 @@ public struct CoursePackager: Sendable {
         let leaves = course.blocks.filter { !$0.isContainer }
         let (packaged, pages) = packageBlocks(
             leaves, of: course, export: export, renderer: renderer, assets: assets, runtime: runtime,
-            previous: previous, settings: settings, memos: memos, progress: progress)
+            previous: previous, settings: settings, memos: memos, progress: progress, phase: &phase, into: &report)
+        report.durations.blocksSeconds = phase.lap()
         report.counts.rendered = packaged.count { $0.rendered }
         return PackagedBlocks(
             leaves: leaves, packaged: packaged, assets: assets, runtime: runtime, previousHashes: previousHashes,
@@ -255,7 +260,7 @@ public struct CoursePackager: Sendable {
         /// How the folder holds it (`manifest.json`, the index and its bytes).
         let published: PublishedManifest?
         let archives: Set<String>
-        let entries: [String: BlockEntry]
+        let entries: EntriesByUsageID
         /// When the manifest was written: every archive it names was in place before then.
         let written: Int64?
     }
@@ -280,16 +285,37 @@ public struct CoursePackager: Sendable {
             throw .output(path: manifestPath, reason: "belongs to \(previous.courseID), not \(course.id); use another --out")
         }
         let archives = Set((previous?.blocks ?? []).compactMap(\.archive) + (previous?.sharedArchives ?? []).map(\.archive))
-        if let key = (previous?.files ?? [:]).keys.sorted().first(where: { !CourseFile.isContentKey($0) }) {
+        if let key = (previous?.files ?? [:]).keys.filter({ !CourseFile.isContentKey($0) }).min() {
             throw .output(path: manifestPath, reason: "names \"\(key)\" as a content, which is not a SHA-256 key; refusing to touch what it names")
         }
-        if let unsafe = archives.sorted().first(where: { !Staging.isPublishable($0) }) {
+        if let unsafe = archives.filter({ !Staging.isPublishable($0) }).min() {
             throw .output(path: manifestPath, reason: "names \"\(unsafe)\" as an archive, which is not of the form <type>/<name>.zip; refusing to touch what it names")
         }
         return PreviousPublish(
             manifest: previous, published: published, archives: archives,
-            entries: Dictionary((previous?.blocks ?? []).map { ($0.usageID, $0) }, uniquingKeysWith: { a, _ in a }),
+            entries: EntriesByUsageID(previous?.blocks ?? []),
             written: FileStamp.of(manifestPath)?.modified)
+    }
+
+    /// The previous publish's entries by usage id, the first where one is listed twice. An index,
+    /// not a dictionary of entries: 100,000 entries copied into a table cost half a second.
+    struct EntriesByUsageID: Sendable {
+        private let blocks: [BlockEntry]
+        private let positions: [String: Int]
+
+        init(_ blocks: [BlockEntry]) {
+            self.blocks = blocks
+            var positions: [String: Int] = [:]
+            positions.reserveCapacity(blocks.count)
+            for (position, block) in blocks.enumerated() where positions[block.usageID] == nil {
+                positions[block.usageID] = position
+            }
+            self.positions = positions
+        }
+
+        subscript(usageID: String) -> BlockEntry? {
+            positions[usageID].map { blocks[$0] }
+        }
     }
 
     /// A type folder (or a folder of published contents, `files/<hh>`) that is a link would put
@@ -311,13 +337,14 @@ public struct CoursePackager: Sendable {
     private func packageBlocks(
         _ leaves: [Block], of course: Course, export: ExportDirectory, renderer: BlockRenderer, assets: AssetStore,
         runtime: PageRuntime?, previous: PreviousPublish, settings: [String], memos: BlockMemos<BlockNote>,
-        progress: @Sendable (Int, Int) -> Void
+        progress: @Sendable (Int, Int) -> Void, phase: inout PhaseClock, into report: inout BuildReport
     ) -> ([BlockPackager.Packaged], PagePlan) {
         var inputs = BlockInputs(settings: settings, course: course, leaves: leaves, export: export, assets: assets, workers: options.jobs)
         let pages = PagePlan(
             course: course, export: export, renderer: renderer, own: inputs.own, remembered: PageFacts.load(from: options.stateFolder),
             workers: options.jobs)
         inputs.plan(pages)
+        report.durations.planSeconds = phase.lap()
         let packager = BlockPackager(
             course: course, export: export, renderer: renderer, assets: assets,
             options: options, previous: previous, pages: pages, runtime: runtime, inputs: inputs, memos: memos)

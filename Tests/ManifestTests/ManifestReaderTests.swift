@@ -72,6 +72,7 @@ import TestSupport
 
     @Test func numbersAndEscapesAtTheirEdges() throws {
         let base = String(decoding: ManifestFile.encode(Self.everyField), as: UTF8.self)
+        let manyKeys = (0..<40).map { "\"k\($0)\" : \($0), " }.joined()
         for (from, to) in [
             ("\"size\" : 123", "\"size\" : 18446744073709551615"), ("\"size\" : 123", "\"size\" : 18446744073709551616"),
             ("\"size\" : 123", "\"size\" : -1"), ("\"size\" : 123", "\"size\" : 1.0"), ("\"size\" : 123", "\"size\" : 1e2"),
@@ -80,6 +81,9 @@ import TestSupport
             ("\"type\" : \"html\"", "\"type\" : \"h\\u00e9\\ud83c\\udf93\\/\""), ("\"type\" : \"html\"", "\"type\" : \"\\ud83c\""),
             ("\"type\" : \"html\"", "\"type\" : null"), ("\"reason\" : \"needs the LMS\"", "\"reason\" : null"),
             ("\"course_id\"", "\"unknown\" : [1, {\"a\" : null}], \"course_id\""), ("\"course_id\"", "\"generator\" : \"twice\", \"course_id\""),
+            // Past a few dozen keys, duplicates are found another way: still refused alike.
+            ("\"course_id\"", manyKeys + "\"generator\" : \"twice\", \"course_id\""), ("\"course_id\"", manyKeys + "\"course_id\""),
+            ("\"course_id\"", manyKeys + "\"k3\" : 1, \"course_id\""),
         ] {
             let bytes = Array(base.replacingOccurrences(of: from, with: to).utf8)
             #expect((try? ManifestFile.decode(Data(bytes), path: "m")) == Self.reference(bytes), "\(to)")

@@ -57,6 +57,18 @@ func validateAgainstSchema(_ manifestPath: String) throws {
         try validateAgainstSchema(out + "/manifest.json")
     }
 
+    /// The report's phases are laps of one clock: together they are the packaging time, so an
+    /// operator can tell which phase a slow build spent it in.
+    @Test func theReportedPhasesAddUpToThePackagingTime() throws {
+        let (_, report) = try build(Self.demo)
+        let d = report.durations
+        let phases = [d.previousSeconds, d.planSeconds, d.blocksSeconds, d.manifestSeconds, d.finishSeconds]
+        #expect(phases.allSatisfy { $0 >= 0 })
+        #expect(d.blocksSeconds > 0 && d.manifestSeconds > 0)
+        #expect(d.searchSeconds <= d.manifestSeconds)
+        #expect(abs(phases.reduce(0, +) - d.packageSeconds) < 0.05, "\(phases) against \(d.packageSeconds)")
+    }
+
     @Test func manifestFieldsDescribeTheArchives() throws {
         let (out, _) = try build(Self.demo)
         let python = try #require(TestSupport.which("python3"))

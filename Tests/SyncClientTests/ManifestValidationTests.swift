@@ -37,6 +37,7 @@ import Testing
         "html.zip", "html/a/b.zip", "html/a", "html/a.ZIP", "html/a.tar", "../a.zip", "html/../a.zip", "/html/a.zip",
         "html//a.zip", "html/.zip", ".coursepack-sync/a.zip", "html/.hidden.zip", "./a.zip", "html/a b.zip",
         "html/a%2F.zip", "html\\a.zip", "html/é.zip", "html/a:b.zip", "", ".zip", "html/a.zip/", "html/a\u{0}.zip",
+        "html/a\u{301}.zip", "html/a\r\n.zip", "html/\u{FF41}.zip",
     ])
     func unsafeArchivePathsAreRefused(archive: String) {
         #expect(ArchivePath.installFolder(of: archive) == nil)
