@@ -51,8 +51,9 @@ public enum OutlinePage {
     /// removes everything else in the folder. A sync after a small change rewrites a few frames:
     /// at 100,000 pages, removing the folder and writing every frame again made the file system
     /// allocate 100,000 inodes just freed, most of a resync's time. Unsynced: nothing names
-    /// these pages, so a power cut costs at most pages the next sync writes again (Foundation's
-    /// write fsyncs each file, which for a course's thousand pages took longer than the sync).
+    /// these pages, and the settled record that would let the next sync skip them is written
+    /// only after one `syncfs` (Foundation's write fsyncs each file, which for a course's
+    /// thousand pages took longer than the sync).
     static func writeFrames(_ frames: [String], into navigation: String) throws(FileError) {
         var info = stat()
         if lstat(navigation, &info) == 0, (info.st_mode & S_IFMT) != S_IFDIR { ZipReader.removeTree(navigation) }
@@ -73,7 +74,9 @@ public enum OutlinePage {
             let path = navigation + "/" + name
             if !holds(path, exactly: bytes) {
                 removeFolder(at: path)
-                try DurableFile.replace(path, with: bytes, synced: false)
+                // Where there is no `syncfs` to wait for them all before the settled record
+                // (`ClientTarget.saveSettled`), each frame is synced.
+                try DurableFile.replace(path, with: bytes, synced: SyncDurability.platformDefault == .perFile)
             }
         }
     }

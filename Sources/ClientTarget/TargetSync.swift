@@ -108,8 +108,10 @@ extension ClientTarget {
         try finish(
             state: &state, courseFolder: courseFolder, published: fetched.manifest, local: summary.localManifest, filled: room.filled,
             report: &report)
-        // The report tells what was done; the course's manifest goes with the sync.
+        try saveSettled(summary.settledRecord, courseFolder: courseFolder)
+        // The report tells what was done; the course's manifest and record go with the sync.
         report.summary?.localManifest = nil
+        report.summary?.settledRecord = nil
         // The whole sync, manifest read, plan and pages included, not only the downloads.
         report.summary?.seconds = Date().timeIntervalSince(started)
         return report
@@ -303,6 +305,8 @@ extension ClientTarget {
         options.collectsStore = false
         // A sync within a budget is never taken for a no-op (`probeSettled`).
         options.recordsSettled = state.budget == nil
+        // Written once the outline pages are durable (`saveSettled`).
+        options.returnsSettledRecord = true
         do {
             return try await SyncClient(options: options).sync(fetched: fetched, progress: progress)
         } catch {
@@ -382,6 +386,24 @@ extension ClientTarget {
             try writePages(installed, state: &state, published: pages)
             report.installedBytes = diskUsage().total
         }
+    }
+
+    /// The record of a sync that left the course whole (`SettledSync`), written only once the
+    /// pages written after the sync are on the disk: a sync the record vouches for rewrites no
+    /// page, so a record saved before them would keep, after a power cut, frames left empty
+    /// until the course next changes. Frames are written unsynced (`OutlinePage.writeFrames`):
+    /// one `syncfs` covers them, or each was synced where there is none.
+    func saveSettled(_ record: SettledSync?, courseFolder: String) throws(ClientError) {
+        guard let record else { return }
+        let courseRoot = root + "/" + courseFolder
+        if SyncDurability.platformDefault == .fileSystem {
+            do {
+                try DurableFile.syncFileSystem(containing: courseRoot)
+            } catch {
+                throw .local(path: courseRoot, reason: "cannot make the outline pages durable: \(error)")
+            }
+        }
+        record.save(target: courseRoot)
     }
 
     /// Keeps last use for installed blocks only, writes every course's outline page and the

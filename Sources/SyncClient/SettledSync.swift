@@ -1,3 +1,4 @@
+import FileSystem
 import Foundation
 import Manifest
 import ParallelMap
@@ -112,6 +113,12 @@ public struct SettledSync: Sendable, Equatable {
     }
 
     static func remove(stateFolder: String) { unlink(path(stateFolder: stateFolder)) }
+
+    /// Written durably: from here a sync with nothing to do rewrites nothing in the folder, so
+    /// everything in it must be on the disk first.
+    public func save(target: String) {
+        try? DurableFile.replace(Self.path(target: target), with: encoded())
+    }
 }
 
 extension SettledSync {

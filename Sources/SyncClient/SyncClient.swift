@@ -42,6 +42,10 @@ public struct SyncClient: Sendable {
         /// Whether a sync that leaves the course whole records it (`SettledSync`), so that the
         /// next sync with nothing to do finds out from the index alone.
         public var recordsSettled = true
+        /// Whether that record is handed back (`Summary.settledRecord`) instead of written: a
+        /// caller that adds files of its own to the course folder (outline pages) writes it once
+        /// they are on the disk, since a sync the record vouches for rewrites nothing.
+        public var returnsSettledRecord = false
 
         /// Twice the largest archive `ZipReader` unpacks by default: room for a course of
         /// long videos, and a bound on what a hostile manifest of many small bombs costs.
@@ -84,6 +88,9 @@ public struct SyncClient: Sendable {
         /// The local manifest as the sync wrote it (nil for a settled sync, which wrote none):
         /// what follows the sync need not read it back.
         public var localManifest: CourseManifest?
+        /// With `returnsSettledRecord`: the record of a sync that left the course whole, for
+        /// the caller to write (`SettledSync.save`) once what it adds is durable.
+        public var settledRecord: SettledSync?
 
         /// A sync that found the course as the last one left it (`SettledSync`): nothing planned.
         public static func settled(blocks: Int, seconds: Double) -> Summary {
@@ -178,7 +185,7 @@ public struct SyncClient: Sendable {
             server: server.manifest, local: local, fingerprint: server.fingerprint, localManifestPath: localManifestPath,
             target: options.target, stateFolder: stateFolder, store: options.contentStore, syncStarted: startedStamp)
         {
-            try? DurableFile.replace(SettledSync.path(stateFolder: stateFolder), with: settled.encoded())
+            if options.returnsSettledRecord { summary.settledRecord = settled } else { settled.save(target: options.target) }
         }
         summary.seconds = Date().timeIntervalSince(started)
         return summary

@@ -182,6 +182,31 @@ import TestSupport
         #expect(kept >= before.count - 4, "\(before.count - kept) of \(before.count) frames written again")
     }
 
+    /// A sync the record vouches for rewrites no page, so the record is saved only after every
+    /// page the sync wrote (and, by `syncfs`, once they are on the disk): saved before them, a
+    /// power cut could leave empty frames that no later sync rewrites until the course changes.
+    @Test func theRecordIsSavedAfterEveryPageTheSyncWrote() async throws {
+        let folder = TestSupport.temporaryFolder("settled-after-pages")
+        let target = Target(source: try SplitManifestSyncTests.build(into: folder), root: folder + "/device")
+        let report = try await target.sync()
+        #expect(report.summary?.failures.isEmpty == true)
+        let course = target.root + "/" + report.courseFolder
+        func modified(_ path: String) throws -> Int64 {
+            var info = stat()
+            guard lstat(path, &info) == 0 else { throw FileError(path: path, operation: "lstat", errno: errno) }
+            return Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+        }
+        let navigation = course + "/" + ClientTarget.navigationFolderName
+        let frames = try FileManager.default.contentsOfDirectory(atPath: navigation).map { navigation + "/" + $0 }
+        #expect(frames.count > 10)
+        let pages = frames + [course + "/index.html", target.root + "/index.html"]
+        let newestPage = try pages.map(modified).max() ?? .max
+        #expect(try modified(SettledSync.path(target: course)) >= newestPage, "the record predates a page it vouches for")
+        #expect(report.summary?.settledRecord == nil, "the report does not carry the record")
+        let second = try await target.sync()
+        #expect(second.summary?.settledBlocks != nil, "the record is there for the next sync")
+    }
+
     /// A file that is not a link to the store (a copy: the file system refused a link, or the
     /// link limit was reached) is stamped by itself: a write to it is found too.
     @Test func aCopyInsteadOfALinkIsCheckedByItself() async throws {
