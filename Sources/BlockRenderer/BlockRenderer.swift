@@ -105,6 +105,19 @@ public struct BlockRenderer: Sendable {
         return StyleOnlyContent.elements(content)
     }
 
+    /// The same, from the bytes of the block's `htmlFile` as already read (nil when it could
+    /// not be read): planning reads each file once for the block's inputs and this.
+    public func styleOnlyElements(of block: Block, htmlFileBytes: [UInt8]?) -> [UInt8]? {
+        guard block.type == "html" else { return nil }
+        if block.htmlFile != nil {
+            guard let htmlFileBytes else { return nil }
+            return StyleOnlyContent.elements(Self.withoutBOM(htmlFileBytes))
+        }
+        let range = block.definition.contentRange
+        guard range.upperBound <= block.definitionSource.count else { return StyleOnlyContent.elements([]) }
+        return StyleOnlyContent.elements(Self.withoutBOM(Array(block.definitionSource[range])))
+    }
+
     func page(for block: Block, in course: Course, content: [UInt8], unitHead: [UInt8] = [], contentFile: String, requiresNetwork: [String] = []) -> RenderedBlock {
         let language = course.language.isEmpty ? "en" : course.language
         let fields = [

@@ -339,10 +339,11 @@ public struct CoursePackager: Sendable {
         runtime: PageRuntime?, previous: PreviousPublish, settings: [String], memos: BlockMemos<BlockNote>,
         progress: @Sendable (Int, Int) -> Void, phase: inout PhaseClock, into report: inout BuildReport
     ) -> ([BlockPackager.Packaged], PagePlan) {
-        var inputs = BlockInputs(settings: settings, course: course, leaves: leaves, export: export, assets: assets, workers: options.jobs)
+        var inputs = BlockInputs(
+            settings: settings, course: course, leaves: leaves, export: export, renderer: renderer, assets: assets, workers: options.jobs)
         let pages = PagePlan(
-            course: course, export: export, renderer: renderer, own: inputs.own, remembered: PageFacts.load(from: options.stateFolder),
-            workers: options.jobs)
+            course: course, export: export, renderer: renderer, own: inputs.own, styleOnly: inputs.styleOnly,
+            remembered: PageFacts.load(from: options.stateFolder), workers: options.jobs)
         inputs.plan(pages)
         report.durations.planSeconds = phase.lap()
         let packager = BlockPackager(

@@ -25,7 +25,11 @@ struct PagePlan: Sendable {
     /// `own`: each leaf's own inputs (`BlockInputs.ownDigest`), by usage id. A problem or video
     /// whose own inputs are those `remembered` records is not rendered to know whether it has
     /// a page: at 100,000 blocks that was most of an edit's planning.
-    init(course: Course, export: ExportDirectory, renderer: BlockRenderer, own: [String: String], remembered: PageFacts, workers: Int) {
+    /// `styleOnly`: the style-only html blocks' head elements (`BlockInputs.styleOnly`).
+    init(
+        course: Course, export: ExportDirectory, renderer: BlockRenderer, own: [String: String], styleOnly: [String: [UInt8]],
+        remembered: PageFacts, workers: Int
+    ) {
         let leaves = course.blocks.filter { !$0.isContainer }
         let facts = leaves.parallelMap(workers: workers) { block in
             let digest = own[block.usageID]
@@ -37,7 +41,7 @@ struct PagePlan: Sendable {
             } else {
                 hasPage = renderer.hasPage(block, in: course, export: export)
             }
-            return (hasPage: hasPage, styleOnly: renderer.styleOnlyElements(of: block, export: export), own: digest, remembered: known != nil)
+            return (hasPage: hasPage, styleOnly: styleOnly[block.usageID], own: digest, remembered: known != nil)
         }
         var found = PageFacts()
         var rendered = false

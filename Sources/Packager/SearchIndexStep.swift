@@ -113,11 +113,12 @@ struct SearchIndexStep: Sendable {
         of entry: BlockEntry, blocks: CourseBlocks, course: Course, export: ExportDirectory, renderer: BlockRenderer,
         cachedTexts: SearchTexts, tokenizer: SearchTokenizer
     ) -> (EncodedSearchDocument, extracted: Bool)? {
-        guard let block = blocks[entry.usageID] else { return nil }
-        // Containers above the block, outermost first, without the course itself.
-        let path = block.parents.reversed().compactMap { id -> String? in
-            guard let parent = blocks[id], parent.type != "course" else { return nil }
-            return parent.displayName
+        guard let position = blocks.positions[entry.usageID] else { return nil }
+        // Containers above the block, outermost first, without the course itself. Read in
+        // place: a copy of each `Block` retains and releases its dozen fields.
+        let path = blocks.blocks[position].parents.reversed().compactMap { id -> String? in
+            guard let parent = blocks.positions[id], blocks.blocks[parent].type != "course" else { return nil }
+            return blocks.blocks[parent].displayName
         }
         let title = entry.displayName ?? ""
         let page = entry.isOffline ? entry.archive.map { String($0.dropLast(".zip".count)) + "/index.html" } : nil
@@ -130,7 +131,7 @@ struct SearchIndexStep: Sendable {
         }
         var text = ""
         if entry.isOffline {
-            switch renderer.learnerText(of: block, in: course, export: export) {
+            switch renderer.learnerText(of: blocks.blocks[position], in: course, export: export) {
             case .html(let html): text = VisibleText.of(html: html)
             case .plain(let plain): text = VisibleText.collapsingWhitespace(plain)
             case nil: break
