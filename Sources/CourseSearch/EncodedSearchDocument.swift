@@ -31,8 +31,8 @@ public struct EncodedSearchDocument: Sendable {
     ) {
         self.init(
             usageID: usageID, type: type, title: title, path: path, page: page,
-            titleTerms: tokenizer.terms(title).joined(separator: " "),
-            pathTerms: tokenizer.terms(path.joined(separator: " ")).joined(separator: " "),
+            titleTerms: tokenizer.joinedTerms(title),
+            pathTerms: tokenizer.joinedTerms(path.joined(separator: " ")),
             textLiteral: textLiteral, bodyTermsLiteral: bodyTermsLiteral)
     }
 

@@ -189,20 +189,20 @@ public struct SearchDocument: Codable, Sendable, Equatable {
         self.path = path
         self.page = page
         self.text = text
-        titleTerms = tokenizer.terms(title).joined(separator: " ")
-        pathTerms = tokenizer.terms(path.joined(separator: " ")).joined(separator: " ")
-        bodyTerms = tokenizer.terms(text).joined(separator: " ")
+        titleTerms = tokenizer.joinedTerms(title)
+        pathTerms = tokenizer.joinedTerms(path.joined(separator: " "))
+        bodyTerms = tokenizer.joinedTerms(text)
     }
 
     /// The same text under a new name, place or page (its terms follow).
     public mutating func rename(title: String, path: [String], page: String?, tokenizer: SearchTokenizer) {
         if title != self.title {
             self.title = title
-            titleTerms = tokenizer.terms(title).joined(separator: " ")
+            titleTerms = tokenizer.joinedTerms(title)
         }
         if path != self.path {
             self.path = path
-            pathTerms = tokenizer.terms(path.joined(separator: " ")).joined(separator: " ")
+            pathTerms = tokenizer.joinedTerms(path.joined(separator: " "))
         }
         self.page = page
     }

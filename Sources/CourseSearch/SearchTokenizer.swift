@@ -35,6 +35,79 @@ public struct SearchTokenizer: Sendable {
         tokens(text).map(\.term)
     }
 
+    /// `terms(text)` joined by single spaces, as the index stores them, built in one buffer:
+    /// the build tokenizes every page's text, and a `String` and a range per term, appended
+    /// scalar by scalar, were most of the search step. A test holds it to `terms`.
+    public func joinedTerms(_ text: String) -> String {
+        var joined: [UInt8] = []
+        joined.reserveCapacity(text.utf8.count)
+        var termStart = 0
+        func flush() {
+            guard joined.count > termStart else { return }
+            // Stop words are short, and a short `String` is made without allocating.
+            if joined.count - termStart <= Self.longestStopWord, !stopWords.isEmpty,
+                stopWords.contains(String(decoding: joined[termStart...], as: UTF8.self))
+            {
+                joined.removeSubrange(termStart...)
+            }
+            if joined.count > termStart { joined.append(UInt8(ascii: " ")) }
+            termStart = joined.count
+        }
+        func append(_ scalar: Unicode.Scalar) {
+            let value = scalar.value
+            switch value {
+            case ..<0x80:
+                joined.append(UInt8(value))
+            case ..<0x800:
+                joined.append(0xC0 | UInt8(value >> 6))
+                joined.append(0x80 | UInt8(value & 0x3F))
+            case ..<0x10000:
+                joined.append(0xE0 | UInt8(value >> 12))
+                joined.append(0x80 | UInt8((value >> 6) & 0x3F))
+                joined.append(0x80 | UInt8(value & 0x3F))
+            default:
+                joined.append(0xF0 | UInt8(value >> 18))
+                joined.append(0x80 | UInt8((value >> 12) & 0x3F))
+                joined.append(0x80 | UInt8((value >> 6) & 0x3F))
+                joined.append(0x80 | UInt8(value & 0x3F))
+            }
+        }
+        for scalar in text.unicodeScalars {
+            let value = scalar.value
+            if value < 0x80 {
+                switch UInt8(value) {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"): joined.append(UInt8(value))
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"): joined.append(UInt8(value) + 0x20)
+                default: flush()
+                }
+            } else if Self.isIdeographic(scalar) {
+                flush()
+                if Self.isHangulSyllable(scalar) {
+                    append(scalar)
+                } else {
+                    for folded in Self.fold(scalar) where Self.isWordScalar(folded) { append(folded) }
+                }
+                flush()
+            } else {
+                var separated = false
+                for folded in Self.fold(scalar) {
+                    if Self.isWordScalar(folded) {
+                        if separated { flush(); separated = false }
+                        append(folded)
+                    } else {
+                        separated = true
+                    }
+                }
+                if separated { flush() }
+            }
+        }
+        flush()
+        if joined.last == UInt8(ascii: " ") { joined.removeLast() }
+        return String(decoding: joined, as: UTF8.self)
+    }
+
+    static let longestStopWord = StopWords.english.map(\.utf8.count).max() ?? 0
+
     /// The terms of `text` with their ranges, stop words left out.
     public func tokens(_ text: String) -> [Token] {
         Self.allTokens(text).filter { !stopWords.contains($0.term) }

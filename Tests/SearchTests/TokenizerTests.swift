@@ -1,5 +1,7 @@
 import CourseSearch
+import Foundation
 import Testing
+import TestSupport
 
 @Suite struct TokenizerTests {
     let english = SearchTokenizer(language: "en")
@@ -27,6 +29,34 @@ import Testing
         #expect(SearchTokenizer(language: "").terms("the art") == ["art"])
         #expect(SearchTokenizer(language: "en-GB").terms("the art") == ["art"])
         #expect(french.terms("the art") == ["the", "art"])
+    }
+
+    /// The index's joined terms are built another way than `terms`, in one buffer: they must
+    /// be the same for any text. Random runs of ASCII, accented Latin, combining marks,
+    /// ligatures and full-width forms, Greek, Cyrillic, Arabic, Devanagari (spacing marks), Han,
+    /// kana, Hangul, emoji and stop words, in every language setting; then real course text.
+    @Test func joinedTermsAreTheTermsJoinedForAnyText() throws {
+        let pieces = [
+            "the", "The", "AND", "of", "a", " ", "  ", "\n", "\t", ",", ".", "-", "_", "'", "\"", "(", "x86_64", "3.14", "Café",
+            "cafe\u{0301}", "naïve", "Ångström", "ﬁle", "ＡＢＣ", "Straße", "İstanbul", "ǅ", "Ωμέγα", "Привет", "مرحبا", "हिन्दी",
+            "日本語", "を", "ｶﾀｶﾅ", "한국어", "\u{0301}", "\u{20DD}", "🎓", "👩‍🔬", "Ⅻ", "½", "²", "\u{00A0}", "\u{200B}", "\u{FEFF}",
+        ]
+        var random = SeededGenerator(state: 41)
+        for tokenizer in [english, french] {
+            for _ in 0..<2000 {
+                let text = (0..<Int.random(in: 0...12, using: &random)).map { _ in pieces.randomElement(using: &random) ?? "" }.joined()
+                // By bytes: `String`'s `==` takes canonically equivalent texts for equal.
+                #expect(Array(tokenizer.joinedTerms(text).utf8) == Array(tokenizer.terms(text).joined(separator: " ").utf8), "\(text.debugDescription)")
+            }
+        }
+        let demo = TestSupport.demoCourse + "/html"
+        var compared = 0
+        for name in try FileManager.default.contentsOfDirectory(atPath: demo).sorted() where name.hasSuffix(".html") {
+            let text = try String(contentsOfFile: demo + "/" + name, encoding: .utf8)
+            #expect(Array(english.joinedTerms(text).utf8) == Array(english.terms(text).joined(separator: " ").utf8), "\(name)")
+            compared += 1
+        }
+        #expect(compared > 50)
     }
 
     @Test func tokensKeepTheirPlaceInTheOriginalText() {
