@@ -93,11 +93,21 @@ public final class OutputFile {
     /// (copy_file_range: a reflink on file systems that share blocks, else a copy between
     /// cached pages), read and written where it cannot (another file system, no such call).
     /// Returns how many bytes were appended: fewer than `count` only when `input` ends first.
+    /// Smaller copies are read and written like any other bytes (one `pread` into the buffer):
+    /// the kernel's copy of a few kilobytes, with the flush before it and the mapping to observe
+    /// it after, cost more than the bytes, and on two cores the unmapping of every page range
+    /// (a TLB shootdown across threads) kept a build of 3,000 pages that each copy a shared
+    /// stylesheet and script from scaling.
+    public static let smallestKernelCopy: UInt64 = UInt64(fileChunkSize)
+
     @discardableResult
     public func append(from input: InputFile, at position: UInt64, count: UInt64) throws(FileError) -> UInt64 {
+        var done: UInt64 = 0
+        guard count >= Self.smallestKernelCopy else {
+            return try appendByReading(from: input, at: position, count: count)
+        }
         try flush()
         let start = self.offset
-        var done: UInt64 = 0
         while copiesInKernel && done < count {
             let n = coursepack_copy_range(input.fd, Int64(position + done), fd, count - done)
             if n > 0 {
@@ -114,6 +124,11 @@ public final class OutputFile {
         flushed += done
         kernelCopiedBytes += done
         if done > 0 { try observeWritten(from: start, count: done) }
+        return try done + appendByReading(from: input, at: position + done, count: count - done)
+    }
+
+    private func appendByReading(from input: InputFile, at position: UInt64, count: UInt64) throws(FileError) -> UInt64 {
+        var done: UInt64 = 0
         while done < count {
             let piece = try input.read(at: position + done, count: Int(min(UInt64(fileChunkSize), count - done)))
             if piece.isEmpty { break }

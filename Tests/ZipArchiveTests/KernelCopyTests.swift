@@ -55,6 +55,29 @@ import ZlibStream
         }
     }
 
+    /// A copy smaller than `smallestKernelCopy` (a shared stylesheet or script, copied into each
+    /// of thousands of pages) is read and written through the buffer: the kernel's copy and the
+    /// mapping to observe it cost more than its bytes. From the middle of a buffered write, with
+    /// the observer seeing the same bytes in order either way.
+    @Test func aSmallCopyIsReadAndWrittenByTheProcess() throws {
+        let root = TestSupport.temporaryFolder("kcopy")
+        let bytes = Self.media(size: 3 * fileChunkSize, seed: 14)
+        try TestSupport.writeBytes(bytes, to: root + "/script.js")
+        for count in [1, 4_096, 38_000, Int(OutputFile.smallestKernelCopy) - 1, Int(OutputFile.smallestKernelCopy)] {
+            var observed = SHA256()
+            let out = try OutputFile(creating: root + "/small-\(count).out", observer: { observed.update(bufferPointer: $0) })
+            out.copiesInKernel = true
+            try out.write([9, 8, 7])
+            #expect(try out.append(from: try InputFile(path: root + "/script.js"), at: 100, count: UInt64(count)) == UInt64(count))
+            try out.write([6])
+            try out.close()
+            let expected = [9, 8, 7] + bytes[100..<(100 + count)] + [6]
+            #expect(out.kernelCopiedBytes == (UInt64(count) >= OutputFile.smallestKernelCopy ? UInt64(count) : 0), "\(count)")
+            #expect(TestSupport.read(root + "/small-\(count).out") == expected, "\(count)")
+            #expect(out.observedFinalBytes && Array(observed.finalize()) == Array(SHA256.hash(data: expected)), "\(count)")
+        }
+    }
+
     /// A source shorter than the count gives what it has (the caller reports it), whichever way.
     @Test func aShortSourceGivesWhatItHas() throws {
         let bytes = Self.media(size: 100_000, seed: 12)
