@@ -78,9 +78,11 @@ import TestSupport
         // Every block, the shared runtime archive and the search index, which are installed like one.
         let archives = manifest.blocks.compactMap(\.archive) + [manifest.runtime?.archive, manifest.search?.archive].compactMap { $0 }
         #expect(check.stdout.contains("\"installs\": \(archives.count)"), "\(check.stdout)")
-        // Three waits for the whole file system (the split manifest's parts before its index,
-        // the blocks, the store), or none and an fsync per file.
-        #expect(check.stdout.contains("\"syncfs\": \(durability == "file-system" ? 3 : 0)"), "\(check.stdout)")
+        // Four waits for the whole file system (the split manifest's parts before its index,
+        // the blocks, the store, and the outline pages before the settled record), or none and
+        // an fsync per file.
+        #expect(check.stdout.contains("\"syncfs\": \(durability == "file-system" ? 4 : 0)"), "\(check.stdout)")
+        #expect(check.stdout.contains("\"settled\": true"), "\(check.stdout)")
 
         // The checker is not blind: the same log with the syncs taken out fails it.
         let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
@@ -118,8 +120,9 @@ import TestSupport
             swapped += min(max(256, swapped / 2), archives.count - swapped)
             batches += 1
         }
-        // Two syncs per batch, and one for the split manifest's parts before its index.
-        #expect(check.stdout.contains("\"syncfs\": \(2 * batches + 1)"), "\(check.stdout)")
+        // Two syncs per batch, one for the split manifest's parts before its index, and one for
+        // the outline pages before the settled record.
+        #expect(check.stdout.contains("\"syncfs\": \(2 * batches + 2)"), "\(check.stdout)")
     }
 
     /// `diff` and `sync --dry-run` agree on what changed, also when only an archive's path did.
