@@ -100,22 +100,16 @@ public struct BlockRenderer: Sendable {
 
     /// The head elements of an html block that holds nothing but `<style>`, `<link>` and
     /// `<script>` elements (and comments): nil for any block with content a learner sees.
-    public func styleOnlyElements(of block: Block, export: ExportDirectory) -> [UInt8]? {
-        guard block.type == "html", let (content, _) = try? htmlContent(of: block, export: export) else { return nil }
-        return StyleOnlyContent.elements(content)
-    }
-
-    /// The same, from the bytes of the block's `htmlFile` as already read (nil when it could
-    /// not be read): planning reads each file once for the block's inputs and this.
+    /// `htmlFileBytes`: the bytes of the block's `htmlFile` as already read (nil when it has
+    /// none or it could not be read): planning reads each file once, for the block's inputs
+    /// and for this.
     public func styleOnlyElements(of block: Block, htmlFileBytes: [UInt8]?) -> [UInt8]? {
         guard block.type == "html" else { return nil }
         if block.htmlFile != nil {
             guard let htmlFileBytes else { return nil }
             return StyleOnlyContent.elements(Self.withoutBOM(htmlFileBytes))
         }
-        let range = block.definition.contentRange
-        guard range.upperBound <= block.definitionSource.count else { return StyleOnlyContent.elements([]) }
-        return StyleOnlyContent.elements(Self.withoutBOM(Array(block.definitionSource[range])))
+        return StyleOnlyContent.elements(Self.inlineContent(of: block))
     }
 
     func page(for block: Block, in course: Course, content: [UInt8], unitHead: [UInt8] = [], contentFile: String, requiresNetwork: [String] = []) -> RenderedBlock {
@@ -144,9 +138,14 @@ public struct BlockRenderer: Sendable {
                 throw .missingContent(path: file, reason: "the content of \(block.usageID) cannot be read: \(error)")
             }
         }
+        return (Self.inlineContent(of: block), block.file)
+    }
+
+    /// The HTML that is the content of the block's element, as written.
+    static func inlineContent(of block: Block) -> [UInt8] {
         let range = block.definition.contentRange
-        guard range.upperBound <= block.definitionSource.count else { return ([], block.file) }
-        return (Self.withoutBOM(Array(block.definitionSource[range])), block.file)
+        guard range.upperBound <= block.definitionSource.count else { return [] }
+        return withoutBOM(Array(block.definitionSource[range]))
     }
 
     static func withoutBOM(_ bytes: [UInt8]) -> [UInt8] {

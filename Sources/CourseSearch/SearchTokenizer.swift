@@ -54,23 +54,7 @@ public struct SearchTokenizer: Sendable {
             termStart = joined.count
         }
         func append(_ scalar: Unicode.Scalar) {
-            let value = scalar.value
-            switch value {
-            case ..<0x80:
-                joined.append(UInt8(value))
-            case ..<0x800:
-                joined.append(0xC0 | UInt8(value >> 6))
-                joined.append(0x80 | UInt8(value & 0x3F))
-            case ..<0x10000:
-                joined.append(0xE0 | UInt8(value >> 12))
-                joined.append(0x80 | UInt8((value >> 6) & 0x3F))
-                joined.append(0x80 | UInt8(value & 0x3F))
-            default:
-                joined.append(0xF0 | UInt8(value >> 18))
-                joined.append(0x80 | UInt8((value >> 12) & 0x3F))
-                joined.append(0x80 | UInt8((value >> 6) & 0x3F))
-                joined.append(0x80 | UInt8(value & 0x3F))
-            }
+            UTF8.encode(scalar) { joined.append($0) }
         }
         for scalar in text.unicodeScalars {
             let value = scalar.value

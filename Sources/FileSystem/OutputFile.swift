@@ -102,12 +102,12 @@ public final class OutputFile {
 
     @discardableResult
     public func append(from input: InputFile, at position: UInt64, count: UInt64) throws(FileError) -> UInt64 {
-        var done: UInt64 = 0
         guard count >= Self.smallestKernelCopy else {
             return try appendByReading(from: input, at: position, count: count)
         }
         try flush()
         let start = self.offset
+        var done: UInt64 = 0
         while copiesInKernel && done < count {
             let n = coursepack_copy_range(input.fd, Int64(position + done), fd, count - done)
             if n > 0 {
