@@ -51,6 +51,16 @@ int coursepack_sync_file_system(int fd) {
 #endif
 }
 
+int coursepack_start_writeback(int fd) {
+#ifdef __linux__
+    return sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+#else
+    (void)fd;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
 long long coursepack_copy_range(int from, long long offset, int to, unsigned long long count) {
 #if defined(__linux__) && defined(SYS_copy_file_range)
     off64_t at = (off64_t)offset;

@@ -84,6 +84,13 @@ public enum DurableFile {
         guard coursepack_sync_file_system(fd) == 0 else { throw FileError(path: path, operation: "syncfs", errno: errno) }
     }
 
+    /// Starts writing `fd`'s data to the disk and returns at once, so that a `syncFileSystem`
+    /// later, which makes it durable, finds less left to write. Best effort: nothing depends on
+    /// it but the wait.
+    public static func startWriteback(_ fd: Int32) {
+        _ = coursepack_start_writeback(fd)
+    }
+
     /// The folder part of `path` ("." for a bare name).
     public static func folder(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }

@@ -17,12 +17,15 @@ private struct ContentWriter {
     let file: CourseFile
     let temporary: String
     let descriptor: Int32
-    var hasher = SHA256()
+    /// Nil when the bytes are known to hash to the key already (a stored content's download,
+    /// hashed as it arrived): hashing them again would prove nothing.
+    var hasher: SHA256?
     var crc = CRC32()
     var written: UInt64 = 0
 
-    init(key: String, file: CourseFile, temporary: String) throws(SyncError) {
+    init(key: String, file: CourseFile, temporary: String, hashed: Bool) throws(SyncError) {
         (self.key, self.file, self.temporary) = (key, file, temporary)
+        hasher = hashed ? nil : SHA256()
         descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw .local(path: temporary, reason: String(cString: strerror(errno))) }
     }
@@ -32,7 +35,7 @@ private struct ContentWriter {
         guard written <= file.size else {
             throw .verification(archive: file.path(sha256: key), reason: "decodes to more than the \(file.size) bytes the manifest gives (a gzip bomb?); nothing is installed from it")
         }
-        hasher.update(bufferPointer: bytes)
+        hasher?.update(bufferPointer: bytes)
         crc.update(bytes)
         var offset = 0
         while offset < bytes.count {
@@ -49,10 +52,15 @@ private struct ContentWriter {
         guard written == file.size else {
             throw .verification(archive: shown, reason: "holds \(written) bytes, the manifest says \(file.size); nothing is installed from it")
         }
-        guard SHA256Hex.hex(hasher.finalize()) == key else {
+        if let hasher, SHA256Hex.hex(hasher.finalize()) != key {
             throw .verification(archive: shown, reason: "its bytes do not match its sha256; nothing is installed from it")
         }
-        if synced, fsync(descriptor) != 0 { throw .local(path: temporary, reason: "cannot be synced: \(String(cString: strerror(errno)))") }
+        if synced {
+            if fsync(descriptor) != 0 { throw .local(path: temporary, reason: "cannot be synced: \(String(cString: strerror(errno)))") }
+        } else {
+            // The one wait before the swap (`syncfs`) finds the contents on their way already.
+            DurableFile.startWriteback(descriptor)
+        }
     }
 
     func close() { _ = Foundation.close(descriptor) }
@@ -70,8 +78,19 @@ extension SyncClient {
         guard fetched.size == file.compressedSize else {
             throw .verification(archive: published, reason: "the download is \(fetched.size) bytes, the manifest says \(file.compressedSize); nothing is installed from it")
         }
+        // A stored content's download is the content: the hash taken as it arrived is the one
+        // its key promises, checked before anything reaches the store.
+        let stored = file.encoding == nil
+        if stored {
+            guard fetched.sha256 == key else {
+                throw .verification(archive: published, reason: "its bytes do not match its sha256; nothing is installed from it")
+            }
+            if case .file(let path) = fetched.bytes, let crc32 = try adoptDownload(path, as: key, file: file, store: store, shown: published) {
+                return StoredContent(transferred: fetched.transferred, crc32: crc32)
+            }
+        }
         let temporary = try store.temporaryPath(for: key)
-        var writer = try ContentWriter(key: key, file: file, temporary: temporary)
+        var writer = try ContentWriter(key: key, file: file, temporary: temporary, hashed: stored)
         do throws(SyncError) {
             defer { writer.close() }
             try decode(fetched.bytes, encoding: file.encoding, shown: published, into: &writer)
@@ -87,6 +106,48 @@ extension SyncClient {
             throw error
         }
         return StoredContent(transferred: fetched.transferred, crc32: writer.crc.value)
+    }
+
+    /// A verified download of a stored content, moved into the store as it is rather than
+    /// copied (a large media file is written once). Returns its CRC-32, read back from the
+    /// page cache, or nil when it cannot be moved (another file system): the caller copies it.
+    private func adoptDownload(_ path: String, as key: String, file: CourseFile, store: ContentStore, shown: String) throws(SyncError) -> UInt32? {
+        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var crc = CRC32()
+        var size: UInt64 = 0
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let got = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if got < 0 && errno == EINTR { continue }
+            guard got >= 0 else { return nil }
+            if got == 0 { break }
+            buffer.withUnsafeBytes { crc.update(UnsafeRawBufferPointer(rebasing: $0[..<got])) }
+            size += UInt64(got)
+        }
+        // The file the hash was taken over, unchanged since: nothing else writes the downloads.
+        guard size == file.size else {
+            throw .verification(archive: shown, reason: "holds \(size) bytes, the manifest says \(file.size); nothing is installed from it")
+        }
+        // As readable as a content the store writes itself (a folder source's copy is private).
+        guard fchmod(descriptor, 0o644) == 0 else { return nil }
+        let synced = options.durability == .perFile
+        if synced {
+            if fsync(descriptor) != 0 { throw .local(path: path, reason: "cannot be synced: \(String(cString: strerror(errno)))") }
+        } else {
+            DurableFile.startWriteback(descriptor)
+        }
+        try store.makePrefixFolder(for: key)
+        guard rename(path, store.path(of: key)) == 0 else { return nil }
+        if synced {
+            do {
+                try DurableFile.syncFolder(DurableFile.folder(of: store.path(of: key)))
+            } catch {
+                throw .local(path: store.path(of: key), reason: "cannot be synced to disk: \(error)")
+            }
+        }
+        return crc.value
     }
 
     /// Feeds the downloaded bytes to `writer`, gunzipped when `encoding` says so: one gzip

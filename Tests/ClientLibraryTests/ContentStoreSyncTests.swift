@@ -186,6 +186,66 @@ import TestSupport
         #expect((Self.inode(firstRoot + "/" + folderName + "/index.html")?.links ?? 0) >= 3, "one inode: the store's and each course's")
     }
 
+    /// A stored (not gzipped) content, a video here, is its download: hashed once as it
+    /// arrives, and past the size fetched into memory (4 MiB) moved into the store as written
+    /// rather than copied. Installed, it is the store's file, readable, with an inventory whose
+    /// CRC-32 matches its bytes; one byte changed on the server, it is refused on either path.
+    @Test(arguments: [(200_000, false), (6 << 20, false), (200_000, true), (6 << 20, true)])
+    func aStoredContentIsInstalledAsDownloadedAndRefusedWhenItsBytesDoNotMatch(size: Int, corrupt: Bool) async throws {
+        let folder = TestSupport.temporaryFolder("store-stored")
+        let course = folder + "/course"
+        try TestSupport.copy(TestSupport.exampleCourse, to: course)
+        // An MP4's own header, so that the builder stores it, then bytes that do not compress.
+        var video = Array(TestSupport.read(course + "/static/lecture.mp4").prefix(32))
+        var generator = SystemRandomNumberGenerator()
+        while video.count < size { video.append(UInt8.random(in: 0...255, using: &generator)) }
+        try TestSupport.writeBytes(video, to: course + "/static/lecture.mp4")
+        let published = try Self.build(course, into: folder)
+        let manifest = try #require(try ManifestFile.read(published + "/manifest.json"))
+        let key = SHA256Hex.of(video)
+        let file = try #require(manifest.files?[key], "the video is a listed content")
+        #expect(file.encoding == nil && file.compressedSize == UInt64(size), "it is published stored: \(file)")
+        if corrupt {
+            let path = published + "/" + file.path(sha256: key)
+            var bytes = TestSupport.read(path)
+            bytes[bytes.count / 2] ^= 0x01
+            try TestSupport.writeBytes(bytes, to: path)
+        }
+        let owner = try #require(manifest.blocks.first { $0.files?.values.contains(key) == true })
+        let server = try Self.nginx(published)
+        defer { server.stop() }
+        let target = folder + "/device"
+        let report = try await Self.sync(server.baseURL, into: target)
+        let summary = try #require(report.summary)
+        let store = ClientTarget(root: target).contentStore
+        let courseRoot = target + "/" + report.courseFolder
+        let state = courseRoot + "/.coursepack-sync"
+        #expect(TestSupport.files(under: state + "/downloads").isEmpty, "no download is left behind")
+        #expect(TestSupport.files(under: store.folder).allSatisfy { !$0.contains(".tmp-") })
+        if corrupt {
+            let failure = try #require(summary.failures.first { $0.usageID == owner.usageID }, "the block that lists the video fails")
+            #expect("\(failure.error)".contains("do not match its sha256") && "\(failure.error)".contains(key), "\(failure.error)")
+            #expect(!store.holds(key, size: file.size), "nothing unverified reaches the store")
+            #expect(!FileManager.default.fileExists(atPath: courseRoot + "/" + String(try #require(owner.archive).dropLast(4))))
+            return
+        }
+        #expect(summary.failures.isEmpty, "\(summary.failures.map { "\($0.error)" })")
+        let stored = store.path(of: key)
+        #expect(SHA256Hex.of(TestSupport.read(stored)) == key)
+        var info = stat()
+        #expect(stat(stored, &info) == 0 && info.st_mode & 0o777 == 0o644, "readable like every stored content")
+        #expect(try Self.linkedFiles(courseRoot: courseRoot, store: store) > 0)
+        let blockFolder = String(try #require(owner.archive).dropLast(4))
+        let damage = BlockInventory.damage(
+            courseRoot: courseRoot, stateFolder: state, blockFolder: blockFolder, archiveSHA256: owner.sha256, readingBytes: true)
+        #expect(damage == nil, "the inventory's CRC-32 is the video's: \(damage ?? "")")
+        // From a folder, whose downloads are private copies (0600), the same.
+        let fromFolder = try await Self.sync(published, into: folder + "/from-folder")
+        #expect(fromFolder.summary?.failures.isEmpty == true)
+        let copied = ClientTarget(root: folder + "/from-folder").contentStore.path(of: key)
+        #expect(stat(copied, &info) == 0 && info.st_mode & 0o777 == 0o644 && SHA256Hex.of(TestSupport.read(copied)) == key)
+    }
+
     @Test(arguments: ["mismatch", "bomb"])
     func aContentThatDoesNotMatchItsKeyIsRefusedAndNothingIsInstalledFromIt(_ kind: String) async throws {
         let folder = TestSupport.temporaryFolder("store-hostile")

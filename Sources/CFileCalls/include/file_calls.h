@@ -22,6 +22,11 @@ int coursepack_link_unnamed(int fd, const char *path);
 /// where the system has no such call).
 int coursepack_sync_file_system(int fd);
 
+/// Starts writing the file's dirty pages to the disk without waiting for them
+/// (sync_file_range SYNC_FILE_RANGE_WRITE): a later syncfs then waits for less. It makes
+/// nothing durable by itself. Returns 0, or -1 with errno set (ENOSYS where there is none).
+int coursepack_start_writeback(int fd);
+
 /// Copies up to `count` bytes (at most 1 GiB a call) of `from`, starting at `offset`, to `to`
 /// at its file position, which advances, inside the kernel (copy_file_range): the file system
 /// may share the blocks (reflink) or copy pages without passing them through user space.
