@@ -80,6 +80,8 @@ public struct BlockMemos<Note: Codable & Sendable & Equatable>: Sendable, Equata
             }
             file.add([ArraySlice(usageID.utf8), ArraySlice(memo.inputs.utf8), ArraySlice(memo.contentHash.utf8), json[...]])
         }
-        file.save(to: folder + "/" + Self.fileName)
+        // A memo is trusted only where the published entry and archive agree with it: a lost or
+        // older memo costs the rendering it would have saved.
+        file.save(to: folder + "/" + Self.fileName, synced: false)
     }
 }

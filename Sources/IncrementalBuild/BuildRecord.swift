@@ -72,6 +72,6 @@ public struct BuildRecord<Summary: Codable & Sendable & Equatable>: Codable, Sen
         for hashed in hashedFiles {
             file.add([ArraySlice(hashed.path.utf8), ArraySlice(hashed.sha256.utf8)])
         }
-        file.save(to: folder + "/" + Self.fileName)
+        file.save(to: folder + "/" + Self.fileName, synced: true)
     }
 }

@@ -43,15 +43,17 @@ public struct FileHashCache: Codable, Sendable, Equatable {
         return record.sha256
     }
 
-    /// Written like the manifest: synced, renamed into place, folder synced. `writtenAt`: the
-    /// moment of writing in nanoseconds on the file-time clock (a build passes its own `now`).
+    /// Renamed into place unsynced: a cache lost in a power cut, or an older one, only costs
+    /// hashing again (an older one trusts fewer files, by its older `writtenAt`), and JSON cut
+    /// short does not decode. `writtenAt`: the moment of writing in nanoseconds on the
+    /// file-time clock (a build passes its own `now`).
     public func save(to stateFolder: String, writtenAt: Int64 = FileStamp.now()) {
         var copy = self
         copy.writtenAt = writtenAt
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         guard let data = try? encoder.encode(copy) else { return }
-        try? DurableFile.replace(stateFolder + "/" + Self.fileName, with: Array(data))
+        try? DurableFile.replace(stateFolder + "/" + Self.fileName, with: Array(data), synced: false)
     }
 }
 

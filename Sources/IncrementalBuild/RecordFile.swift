@@ -9,8 +9,7 @@ import ZlibStream
 /// exactly after its last record reads as no records: a cache is then rebuilt, never trusted.
 /// A cache feeds archive bytes (compressed pieces of the search index), so a flipped bit on
 /// the disk must cost a rebuild, not a publish that fails its own CRC on every device. It is
-/// replaced durably (synced before its rename), so a power cut leaves the old file or the new
-/// one, never a mix.
+/// replaced through a rename, so a reader sees the old file or the new one, never a mix.
 public struct RecordFile: Sendable {
     public private(set) var bytes: [UInt8]
 
@@ -31,11 +30,15 @@ public struct RecordFile: Sendable {
         withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
-    /// Written like the other state files: synced, renamed into place, folder synced.
-    public func save(to path: String) {
+    /// Written beside `path` and renamed into place; `synced`: the file and then its folder
+    /// are synced too, for a file whose loss would be wrong rather than slow. A cache is saved
+    /// unsynced: after a power cut it is the old one, missing or failing its checksum, and each
+    /// costs a rebuild of what it held, nothing else. A build's state is a dozen such files, up
+    /// to 64 shards of search text among them, and each sync is a flush of the disk.
+    public func save(to path: String, synced: Bool) {
         var sealed = bytes
         withUnsafeBytes(of: CRC32.checksum(bytes).littleEndian) { sealed.append(contentsOf: $0) }
-        try? DurableFile.replace(path, with: sealed)
+        try? DurableFile.replace(path, with: sealed, synced: synced)
     }
 
     /// The records of the file at `path`, each field a slice of one buffer; nil when the file

@@ -52,7 +52,7 @@ struct DeflatedChunks: Sendable {
             let crc = withUnsafeBytes(of: chunk.crc32.littleEndian) { Array($0) }
             file.add([key[...], crc[...], ArraySlice(String(chunk.length).utf8), chunk.deflated[...]])
         }
-        file.save(to: stateFolder + "/" + Self.fileName)
+        file.save(to: stateFolder + "/" + Self.fileName, synced: false)
     }
 
     static func key(of bytes: [UInt8], dictionary: ArraySlice<UInt8>) -> [UInt8] {

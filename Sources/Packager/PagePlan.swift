@@ -124,6 +124,8 @@ struct PageFacts: Sendable {
             guard let fact = facts[usageID] else { continue }
             file.add([ArraySlice(usageID.utf8), ArraySlice(fact.inputs.utf8), ArraySlice((fact.hasPage ? "1" : "0").utf8)])
         }
-        file.save(to: folder + "/" + Self.fileName)
+        // Each fact holds for the inputs it names, whichever build wrote it: an older file is
+        // still true, only less complete.
+        file.save(to: folder + "/" + Self.fileName, synced: false)
     }
 }

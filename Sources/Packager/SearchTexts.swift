@@ -94,7 +94,7 @@ struct SearchTexts: Sendable {
                 guard let text = texts[usageID] else { continue }
                 file.add([ArraySlice(usageID.utf8), ArraySlice(text.contentHash.utf8), [text.offline ? 1 : 0], text.text, text.bodyTerms])
             }
-            file.save(to: Self.path(ofShard: shard, in: stateFolder))
+            file.save(to: Self.path(ofShard: shard, in: stateFolder), synced: false)
         }
     }
 

@@ -11,7 +11,7 @@ import TestSupport
         var file = RecordFile(format: "test-v1")
         let records: [[[UInt8]]] = [[Array("one".utf8), []], [Array(repeating: 7, count: 300)], []]
         for record in records { file.add(record.map { $0[...] }) }
-        file.save(to: path)
+        file.save(to: path, synced: true)
         let read = try #require(RecordFile.load(path, format: "test-v1"))
         #expect(read.map { $0.map(Array.init) } == records)
         #expect(RecordFile.load(path, format: "test-v2") == nil)

@@ -68,6 +68,55 @@ public enum IncrementalCheck {
         return outcome
     }
 
+    /// How the caches a build saves unsynced may come back after a power cut.
+    public enum LostCaches: String, CaseIterable, Sendable {
+        /// As the build before the last one left them (their new version never reached the disk).
+        case older
+        /// Cut short mid-write.
+        case damaged
+        /// Gone.
+        case missing
+    }
+
+    /// Builds the example course, edits a page and builds again, then puts back the caches as a
+    /// power cut may leave them (every state file but the synced build record), undoes the
+    /// edit, so that the older caches match the course again, and builds once more. Returns the
+    /// first difference from a build from scratch (nil when there is none).
+    public static func buildAfterLosingCaches(_ lost: LostCaches) throws -> String? {
+        let course = TestSupport.temporaryFolder("lost-caches") + "/course"
+        try TestSupport.copy(TestSupport.exampleCourse, to: course)
+        let templates = TestSupport.packageRoot + "/Templates"
+        let published = TestSupport.temporaryFolder("lost-caches") + "/published"
+        let state = BuildOptions.defaultStateFolder(forOutput: published)
+        try build(course, templates: templates, into: published)
+        let older = TestSupport.temporaryFolder("lost-caches") + "/older-state"
+        try TestSupport.copy(state, to: older)
+        let page = course + "/html/welcome_page.html"
+        let original = TestSupport.read(page)
+        try TestSupport.writeBytes(original + Array("<p>An edit the next build publishes.</p>".utf8), to: page)
+        try build(course, templates: templates, into: published)
+        let caches = TestSupport.files(under: state).filter { !$0.hasSuffix("record.bin") }
+        guard caches.count >= 5 else { return "the build saved fewer caches than expected: \(caches)" }
+        for cache in caches {
+            let path = state + "/" + cache
+            switch lost {
+            case .older:
+                if FileManager.default.fileExists(atPath: older + "/" + cache) {
+                    try TestSupport.writeBytes(TestSupport.read(older + "/" + cache), to: path)
+                } else {
+                    unlink(path)
+                }
+            case .damaged: try TestSupport.writeBytes(Array(TestSupport.read(path).dropLast(7)), to: path)
+            case .missing: unlink(path)
+            }
+        }
+        try TestSupport.writeBytes(original, to: page)
+        try build(course, templates: templates, into: published)
+        let fresh = TestSupport.temporaryFolder("lost-caches") + "/fresh"
+        try build(course, templates: templates, into: fresh)
+        return difference(published, fresh)
+    }
+
     static func build(_ course: String, templates: String, into folder: String) throws {
         let options = try BuildOptions(
             outputFolder: folder, publishedAt: publishedAt, jobs: 2, templates: try PageTemplates.overriding(with: templates))

@@ -25,4 +25,13 @@ import Testing
         let expectedKinds = min(CourseEditor.allKinds.count, run.edits / 4)
         #expect(outcome.kinds.count >= expectedKinds, "every kind of edit was tried: \(outcome.kinds.sorted())")
     }
+
+    /// The caches a build saves without waiting for the disk (memos, file hashes, page facts,
+    /// search texts and pieces) may come back older, cut short or not at all after a power cut:
+    /// each only costs work, never a byte of the publish.
+    @Test(arguments: IncrementalCheck.LostCaches.allCases)
+    func aBuildAfterCachesLostInAPowerCutEqualsAFreshOne(_ lost: IncrementalCheck.LostCaches) throws {
+        let difference = try IncrementalCheck.buildAfterLosingCaches(lost)
+        #expect(difference == nil, "\(difference ?? "")")
+    }
 }
