@@ -65,7 +65,11 @@ public struct BlockMemos<Note: Codable & Sendable & Equatable>: Sendable, Equata
     func save(to folder: String) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        var file = RecordFile(format: Self.format, capacity: memos.count * 200)
+        // A note is a few bytes of JSON (`{"warnings":[]}`) for most blocks.
+        let size = memos.reduce(0) { total, memo in
+            total + RecordFile.recordSize(fieldLengths: [memo.key.utf8.count, memo.value.inputs.utf8.count, memo.value.contentHash.utf8.count, 32])
+        }
+        var file = RecordFile(format: Self.format, capacity: size)
         var encoded: [(note: Note, json: [UInt8])] = []
         for usageID in memos.keys.sorted() {
             guard let memo = memos[usageID] else { continue }

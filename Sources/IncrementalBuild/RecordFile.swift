@@ -13,9 +13,17 @@ import ZlibStream
 public struct RecordFile: Sendable {
     public private(set) var bytes: [UInt8]
 
+    /// `capacity`: the bytes the records will take (`recordSize`). Reserved at once with the
+    /// checksum's four: a buffer that outgrows its reservation is copied into one twice as
+    /// large, and the largest of these files is 41 MB at 100,000 blocks, at the build's peak.
     public init(format: String, capacity: Int = 0) {
         bytes = Array((format + "\n").utf8)
-        bytes.reserveCapacity(bytes.count + capacity)
+        bytes.reserveCapacity(bytes.count + capacity + 4)
+    }
+
+    /// The bytes a record of fields of these lengths takes in the file.
+    public static func recordSize(fieldLengths: some Collection<Int>) -> Int {
+        4 + 4 * fieldLengths.count + fieldLengths.reduce(0, +)
     }
 
     public mutating func add(_ fields: [ArraySlice<UInt8>]) {
@@ -35,10 +43,12 @@ public struct RecordFile: Sendable {
     /// unsynced: after a power cut it is the old one, missing or failing its checksum, and each
     /// costs a rebuild of what it held, nothing else. A build's state is a dozen such files, up
     /// to 64 shards of search text among them, and each sync is a flush of the disk.
-    public func save(to path: String, synced: Bool) {
-        var sealed = bytes
-        withUnsafeBytes(of: CRC32.checksum(bytes).littleEndian) { sealed.append(contentsOf: $0) }
-        try? DurableFile.replace(path, with: sealed, synced: synced)
+    /// Seals the file as it saves it: the checksum is appended in place, into the room `init`
+    /// reserved for it, where a copy to seal would double the buffer.
+    public mutating func save(to path: String, synced: Bool) {
+        let crc = CRC32.checksum(bytes)
+        withUnsafeBytes(of: crc.littleEndian) { bytes.append(contentsOf: $0) }
+        try? DurableFile.replace(path, with: bytes, synced: synced)
     }
 
     /// The records of the file at `path`, each field a slice of one buffer; nil when the file

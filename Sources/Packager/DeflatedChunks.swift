@@ -13,7 +13,9 @@ struct DeflatedChunks: Sendable {
     struct Chunk: Sendable {
         var crc32: UInt32
         var length: Int
-        var deflated: [UInt8]
+        /// A slice: of the archive entry that holds it (ended by `finalBlock`), of the cache
+        /// file read, or of its own buffer, so the deflated index is held once.
+        var deflated: ArraySlice<UInt8>
     }
 
     static let fileName = "search-chunks.bin"
@@ -39,14 +41,18 @@ struct DeflatedChunks: Sendable {
         for fields in records.dropFirst() where fields.count == 4 && fields[0].count == 32 && fields[1].count == 4 {
             guard let length = Int(String(decoding: fields[2], as: UTF8.self)) else { continue }
             let crc = fields[1].reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-            cache.chunks[Array(fields[0])] = Chunk(crc32: crc, length: length, deflated: Array(fields[3]))
+            cache.chunks[Array(fields[0])] = Chunk(crc32: crc, length: length, deflated: fields[3])
         }
         return cache
     }
 
     func save(to stateFolder: String) {
-        var file = RecordFile(format: Self.format, capacity: chunks.values.reduce(0) { $0 + 64 + $1.deflated.count })
-        file.add([ArraySlice(String(level).utf8)])
+        let levelField = ArraySlice(String(level).utf8)
+        let size = chunks.reduce(RecordFile.recordSize(fieldLengths: [levelField.count])) { total, piece in
+            total + RecordFile.recordSize(fieldLengths: [piece.key.count, 4, String(piece.value.length).utf8.count, piece.value.deflated.count])
+        }
+        var file = RecordFile(format: Self.format, capacity: size)
+        file.add([levelField])
         for key in chunks.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
             guard let chunk = chunks[key] else { continue }
             let crc = withUnsafeBytes(of: chunk.crc32.littleEndian) { Array($0) }
@@ -89,6 +95,6 @@ struct DeflatedChunks: Sendable {
         guard code == Z_OK, stream.avail_in == 0 else { throw ZlibError(operation: "deflate", code: code) }
         // A copy of exactly the bytes produced: the buffer was sized for incompressible input,
         // and a search index of 100,000 pages held its slack (about 150 MB) until the build ended.
-        return Chunk(crc32: CRC32.checksum(bytes), length: bytes.count, deflated: Array(output[..<produced]))
+        return Chunk(crc32: CRC32.checksum(bytes), length: bytes.count, deflated: Array(output[..<produced])[...])
     }
 }

@@ -20,8 +20,9 @@ import ZlibStream
 /// the deflated bytes of unchanged parts from `DeflatedChunks`.
 struct SearchIndexStep: Sendable {
     let contentHash: String
-    /// `index.js` and the parts, in order, as the archive and the course files hold them.
-    let files: [SharedContent.File]
+    /// `index.js` and the parts, in order, as the archive and the course files hold them; let
+    /// go once published.
+    var files: [SharedContent.File]
     /// What the next build may reuse, and whether it differs from what this one started with.
     let texts: SearchTexts
     let chunks: DeflatedChunks
@@ -79,7 +80,12 @@ struct SearchIndexStep: Sendable {
                     } else {
                         chunk = try DeflatedChunks.deflate(part, dictionary: [], level: cachedChunks.level)
                     }
-                    return (SHA256Hex.of(part), key, chunk, Self.entry(of: part, deflated: chunk))
+                    let entry = Self.entry(of: part, deflated: chunk)
+                    // What the cache keeps is the entry's own bytes, less the final block.
+                    let kept = entry.method == .deflated
+                        ? DeflatedChunks.Chunk(crc32: chunk.crc32, length: chunk.length, deflated: entry.payload.dropLast(DeflatedChunks.finalBlock.count))
+                        : chunk
+                    return (SHA256Hex.of(part), key, kept, entry)
                 }
             }
             pending.removeAll()
@@ -194,8 +200,11 @@ struct SearchIndexStep: Sendable {
         guard chunk.deflated.count + DeflatedChunks.finalBlock.count < chunk.length else {
             return PreparedEntry(method: .stored, crc32: chunk.crc32, uncompressedSize: UInt64(chunk.length), payload: part)
         }
-        return PreparedEntry(
-            method: .deflated, crc32: chunk.crc32, uncompressedSize: UInt64(chunk.length), payload: chunk.deflated + DeflatedChunks.finalBlock)
+        var payload: [UInt8] = []
+        payload.reserveCapacity(chunk.deflated.count + DeflatedChunks.finalBlock.count)
+        payload += chunk.deflated
+        payload += DeflatedChunks.finalBlock
+        return PreparedEntry(method: .deflated, crc32: chunk.crc32, uncompressedSize: UInt64(chunk.length), payload: payload)
     }
 
     /// The texts and deflated pieces the next build of the same output reuses, in the state folder.

@@ -86,10 +86,13 @@ struct SearchTexts: Sendable {
         }
         for shard in shards.sorted() {
             let usageIDs = (byShard[shard] ?? []).sorted()
-            var file = RecordFile(format: Self.format, capacity: usageIDs.reduce(0) { total, usageID in
-                total + 128 + (texts[usageID].map { $0.text.count + $0.bodyTerms.count } ?? 0)
-            })
-            file.add([ArraySlice(String(textVersion).utf8), ArraySlice(language.utf8)])
+            let header = [ArraySlice(String(textVersion).utf8), ArraySlice(language.utf8)]
+            let size = usageIDs.reduce(RecordFile.recordSize(fieldLengths: header.map(\.count))) { total, usageID in
+                guard let text = texts[usageID] else { return total }
+                return total + RecordFile.recordSize(fieldLengths: [usageID.utf8.count, text.contentHash.utf8.count, 1, text.text.count, text.bodyTerms.count])
+            }
+            var file = RecordFile(format: Self.format, capacity: size)
+            file.add(header)
             for usageID in usageIDs {
                 guard let text = texts[usageID] else { continue }
                 file.add([ArraySlice(usageID.utf8), ArraySlice(text.contentHash.utf8), [text.offline ? 1 : 0], text.text, text.bodyTerms])
