@@ -15,9 +15,15 @@ import TestSupport
             requiresNetwork: ["https://example.com/x.js"], runtime: "runtime/0123456789abcdef.zip")
         withGroups.groupAccess = ["50": [1, 2], "7": []]
         withGroups.splitTest = SplitTestGroupEntry(usageID: "split", userPartitionID: 50, groupID: 2)
+        // Listings the two blocks share in part (the reader keeps one copy of a repeated string).
+        let (page, style) = (String(repeating: "a1", count: 32), String(repeating: "b2", count: 32))
+        withGroups.files = ["index.html": page, "static/css/course-style.css": style]
+        withGroups.unpackedSize = 456
+        withGroups.downloadURL(base: "https://cdn.example.com")
         var noGroup = withGroups
         noGroup.usageID = "block-v1:O+N+R+type@html+block@b"
         noGroup.splitTest = SplitTestGroupEntry(usageID: "split", userPartitionID: 50, groupID: nil)
+        noGroup.files = ["index.html": String(repeating: "c3", count: 32), "static/css/course-style.css": style]
         let online = BlockEntry(usageID: "online", type: "lti", displayName: nil, parents: [], offline: false, reason: "needs the LMS")
         var manifest = CourseManifest(
             courseID: "course-v1:O+N+R", publishedAt: "2026-11-22T10:00:00Z", generator: "coursepack test", blocks: [withGroups, noGroup, online],
@@ -27,6 +33,10 @@ import TestSupport
             OutlineEntry(usageID: "chapter", type: "chapter", displayName: nil, children: []),
         ]
         manifest.search = SharedArchive(archive: "search/0123456789abcdef.zip", size: 5, sha256: "ss", contentHash: "sc")
+        manifest.search?.files = ["index.js": String(repeating: "d4", count: 32)]
+        manifest.files = [
+            page: CourseFile(size: 10, compressedSize: 8, encoding: .gzip), style: CourseFile(size: 7, compressedSize: 7, encoding: nil),
+        ]
         return manifest
     }
 
@@ -40,8 +50,30 @@ import TestSupport
     @Test func aManifestWithEveryFieldReadsAsWritten() throws {
         let manifest = Self.everyField
         let bytes = Array(ManifestFile.encode(manifest))
+        let text = String(decoding: bytes, as: UTF8.self)
+        for field in ["\"files\"", "\"offline_download\"", "\"unpacked_size\"", "\"group_access\"", "\"split_test\""] {
+            #expect(text.contains(field), "the manifest has \(field)")
+        }
         #expect(try ManifestFile.decode(Data(bytes), path: "m") == manifest)
         #expect(Self.reference(bytes) == manifest)
+    }
+
+    /// A string the blocks repeat (a listed file's path and content key, a date) is read into one
+    /// copy: at 100,000 blocks a rebuild's previous publish lists half a million files of a few
+    /// thousand contents, and a copy each was a quarter of the rebuild's memory.
+    @Test func stringsTheBlocksRepeatAreKeptOnce() throws {
+        let read = try ManifestFile.decode(ManifestFile.encode(Self.everyField), path: "m")
+        let (first, second) = (read.blocks[0], read.blocks[1])
+        func storage(_ string: String) -> UnsafeRawPointer? {
+            string.utf8.withContiguousStorageIfAvailable { UnsafeRawPointer($0.baseAddress) } ?? nil
+        }
+        let path = "static/css/course-style.css"
+        let firstPath = try #require(first.files?.keys.first { $0 == path }), secondPath = try #require(second.files?.keys.first { $0 == path })
+        #expect(storage(firstPath) != nil && storage(firstPath) == storage(secondPath), "one copy of the path")
+        let firstKey = try #require(first.files?[path]), secondKey = try #require(second.files?[path])
+        #expect(storage(firstKey) != nil && storage(firstKey) == storage(secondKey), "one copy of the content key")
+        let firstDate = try #require(first.lastModified), secondDate = try #require(second.lastModified)
+        #expect(storage(firstDate) == storage(secondDate), "one copy of the date")
     }
 
     /// Bytes changed at random: valid JSON of other values, other types, broken JSON. The
