@@ -43,8 +43,9 @@ public struct RecordFile: Sendable {
     /// unsynced: after a power cut it is the old one, missing or failing its checksum, and each
     /// costs a rebuild of what it held, nothing else. A build's state is a dozen such files, up
     /// to 64 shards of search text among them, and each sync is a flush of the disk.
-    /// Seals the file as it saves it: the checksum is appended in place, into the room `init`
-    /// reserved for it, where a copy to seal would double the buffer.
+    ///
+    /// The checksum is appended in place, into the room `init` reserved for it, where a copy to
+    /// seal the file would double the buffer.
     public mutating func save(to path: String, synced: Bool) {
         let crc = CRC32.checksum(bytes)
         withUnsafeBytes(of: crc.littleEndian) { bytes.append(contentsOf: $0) }

@@ -8,7 +8,7 @@ enum ManifestReader {
     /// One copy of each string that blocks repeat: their file listings' paths and keys, their
     /// parents, dates and runtime. At 100,000 blocks there are half a million listed files but
     /// a few thousand distinct keys; kept once each, the previous publish a rebuild reads takes
-    /// about a quarter less memory. One table per manifest or part read, by one thread.
+    /// half the memory. One table per manifest or part read, by one thread.
     final class SharedStrings {
         private var known = Set<String>()
 
