@@ -6,8 +6,7 @@ import ZlibStream
 /// The search index's part files deflated, each ended with a sync flush (byte-aligned, no final
 /// block; an empty final block after it makes the whole stream), kept in the state folder so
 /// that a rebuild deflates again only the parts whose bytes changed: an edit to one page costs
-/// one part, not the whole index. Parts are found by the SHA-256 of their bytes (and of an
-/// optional dictionary, which a piece of a longer stream would refer back into), and the
+/// one part, not the whole index. Parts are found by the SHA-256 of their bytes, and the
 /// compression level: equal keys are equal output.
 struct DeflatedChunks: Sendable {
     struct Chunk: Sendable {
@@ -61,25 +60,23 @@ struct DeflatedChunks: Sendable {
         file.save(to: stateFolder + "/" + Self.fileName, synced: false)
     }
 
-    static func key(of bytes: [UInt8], dictionary: ArraySlice<UInt8>) -> [UInt8] {
+    /// The SHA-256 of `bytes` after eight zero bytes: where pieces of one stream once hashed the
+    /// length of the bytes before them (none now: every part is a stream of its own), kept so
+    /// that the caches already written stay valid.
+    static func key(of bytes: [UInt8]) -> [UInt8] {
         var hasher = SHA256()
-        withUnsafeBytes(of: UInt64(dictionary.count).littleEndian) { hasher.update(bufferPointer: $0) }
-        dictionary.withUnsafeBytes { hasher.update(bufferPointer: $0) }
+        withUnsafeBytes(of: UInt64(0).littleEndian) { hasher.update(bufferPointer: $0) }
         hasher.update(data: bytes)
         return Array(hasher.finalize())
     }
 
-    /// `bytes` deflated as one piece of a joined stream (raw deflate, sync flush, not final),
-    /// referring back into `dictionary`, the bytes just before it in the stream.
-    static func deflate(_ bytes: [UInt8], dictionary: ArraySlice<UInt8>, level: Int32) throws(ZlibError) -> Chunk {
+    /// `bytes` deflated as raw deflate ended by a sync flush, not final: `finalBlock` after it
+    /// makes the whole stream.
+    static func deflate(_ bytes: [UInt8], level: Int32) throws(ZlibError) -> Chunk {
         var stream = z_stream()
         var code = deflateInit2_(&stream, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY, zlibVersion(), Int32(MemoryLayout<z_stream>.size))
         guard code == Z_OK else { throw ZlibError(operation: "init", code: code) }
         defer { deflateEnd(&stream) }
-        if !dictionary.isEmpty {
-            code = dictionary.withUnsafeBufferPointer { deflateSetDictionary(&stream, $0.baseAddress, uInt($0.count)) }
-            guard code == Z_OK else { throw ZlibError(operation: "dictionary", code: code) }
-        }
         // A sync flush after all input: deflateBound plus the flush's few bytes always suffices.
         var output = [UInt8](repeating: 0, count: Int(deflateBound(&stream, uLong(bytes.count))) + 16)
         let produced = bytes.withUnsafeBufferPointer { input in

@@ -73,12 +73,12 @@ struct SearchIndexStep: Sendable {
         func flush() throws(ZlibError) {
             let results = pending.parallelMap(workers: workers) { part in
                 Result { () throws(ZlibError) in
-                    let key = DeflatedChunks.key(of: part, dictionary: [])
+                    let key = DeflatedChunks.key(of: part)
                     let chunk: DeflatedChunks.Chunk
                     if let cached = known[key], cached.length == part.count {
                         chunk = cached
                     } else {
-                        chunk = try DeflatedChunks.deflate(part, dictionary: [], level: cachedChunks.level)
+                        chunk = try DeflatedChunks.deflate(part, level: cachedChunks.level)
                     }
                     let entry = Self.entry(of: part, deflated: chunk)
                     // What the cache keeps is the entry's own bytes, less the final block.
