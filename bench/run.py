@@ -11,13 +11,15 @@ measures only that, with COURSEPACK_BIN or the release coursepack).
 Environment: BENCH_ROUNDS (turns, default 3), BENCH_PROPERTY_EDITS (random edits of the property
 test, default 300; 0 skips it), BENCH_LARGE_VIDEO_MB (the peak-memory course, default 1024),
 BENCH_SETTLE_SECONDS, BENCH_WORK, BENCH_BURST_COURSES (default 20), BENCH_BURST_WORKERS (default 2)."""
-import json, os, shutil, subprocess, sys, tempfile, time, zipfile
+import json, os, shutil, subprocess, sys, time, zipfile
+
+from nginx import Nginx
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, ".build/release/coursepack")
 BENCH_BIN = os.path.join(ROOT, ".build/release/coursepack-bench")
 WORK = os.environ.get("BENCH_WORK") or os.path.join(ROOT, "bench/work")
-DEMO = os.environ.get("BENCH_DEMO_COURSE") or "/work/shared/corpus/openedx-demo-course/course"
+DEMO = os.environ.get("BENCH_DEMO_COURSE") or os.path.join(ROOT, "../shared/corpus/openedx-demo-course/course")
 # The extensions coursepack stores (Sources/ZipArchive/CompressionPolicy.swift): zip -n and the
 # Python packager store the same files, so all three do the same work.
 STORED = ("png jpg jpeg gif webp avif heic ico mp4 m4v mov webm mkv avi ogv mp3 m4a aac ogg oga opus flac wav "
@@ -119,36 +121,6 @@ def generate(course, *arguments):
                        check=True, stdout=subprocess.DEVNULL)
         with open(stamp, "w") as f:
             f.write(GENERATOR_VERSION + "\n")
-
-
-class Nginx:
-    """A real nginx on a free loopback port serving a published folder."""
-
-    def __init__(self, root):
-        import socket
-        self.folder = tempfile.mkdtemp(prefix="coursepack-bench-nginx-")
-        s = socket.socket(); s.bind(("127.0.0.1", 0)); self.port = s.getsockname()[1]; s.close()
-        conf = os.path.join(self.folder, "nginx.conf")
-        with open(conf, "w") as f:
-            f.write(f"""user root; worker_processes 1; error_log {self.folder}/error.log; pid {self.folder}/nginx.pid;
-events {{ worker_connections 256; }}
-http {{ access_log off; sendfile on; client_body_temp_path {self.folder}/b; proxy_temp_path {self.folder}/p;
-  fastcgi_temp_path {self.folder}/f; uwsgi_temp_path {self.folder}/u; scgi_temp_path {self.folder}/s;
-  server {{ listen 127.0.0.1:{self.port}; root {root}; }} }}
-""")
-        nginx = shutil.which("nginx") or "/usr/sbin/nginx"
-        self.process = subprocess.Popen([nginx, "-c", conf, "-p", self.folder, "-g", "daemon off;"])
-        self.url = f"http://127.0.0.1:{self.port}"
-        for _ in range(100):
-            with socket.socket() as probe:
-                if probe.connect_ex(("127.0.0.1", self.port)) == 0:
-                    return
-            time.sleep(0.05)
-
-    def stop(self):
-        self.process.terminate()
-        self.process.wait()
-        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 # The sync baseline: what a shell script does with standard tools. The manifest is fetched, every

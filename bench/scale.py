@@ -14,7 +14,9 @@ demo course repeated SCALE_COPIES times, default 315), with the release binaries
 
 Writes bench/scale-results.json and prints a table with the issue's targets. SCALE_WORK picks the
 scratch folder (default bench/work-scale); SCALE_COPIES=20 gives a quick run."""
-import json, os, re, shutil, socket, subprocess, sys, tempfile, time
+import json, os, re, shutil, subprocess, sys, time
+
+from nginx import Nginx
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.environ.get("COURSEPACK_BIN") or os.path.join(ROOT, ".build/release/coursepack")
@@ -41,48 +43,6 @@ def timed(command):
     if result.returncode not in (0, 1) or not lines or not lines[-1].isdigit():
         sys.exit(f"failed ({result.returncode}): {' '.join(command)}\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}")
     return seconds, int(lines[-1]) / 1024, result.stdout + "\n".join(lines[:-1])
-
-
-class Nginx:
-    """A real nginx on a free loopback port serving a published folder and logging each
-    response's path and body bytes."""
-
-    def __init__(self, root):
-        self.folder = tempfile.mkdtemp(prefix="coursepack-scale-nginx-")
-        s = socket.socket(); s.bind(("127.0.0.1", 0)); self.port = s.getsockname()[1]; s.close()
-        self.log = os.path.join(self.folder, "access.log")
-        conf = os.path.join(self.folder, "nginx.conf")
-        with open(conf, "w") as f:
-            f.write(f"""user root; worker_processes 1; error_log {self.folder}/error.log; pid {self.folder}/nginx.pid;
-events {{ worker_connections 256; }}
-http {{ log_format bytes '$uri $status $body_bytes_sent'; access_log {self.log} bytes; sendfile on;
-  client_body_temp_path {self.folder}/b; proxy_temp_path {self.folder}/p;
-  fastcgi_temp_path {self.folder}/f; uwsgi_temp_path {self.folder}/u; scgi_temp_path {self.folder}/s;
-  server {{ listen 127.0.0.1:{self.port}; root {root}; }} }}
-""")
-        self.process = subprocess.Popen([shutil.which("nginx") or "/usr/sbin/nginx", "-c", conf, "-p", self.folder, "-g", "daemon off;"])
-        self.url = f"http://127.0.0.1:{self.port}"
-        for _ in range(100):
-            with socket.socket() as probe:
-                if probe.connect_ex(("127.0.0.1", self.port)) == 0:
-                    return
-            time.sleep(0.05)
-        sys.exit("nginx did not start")
-
-    def take_log(self):
-        """The responses logged since the last call: [(path, status, bytes)]."""
-        time.sleep(0.2)
-        with open(self.log) as f:
-            lines = f.read().splitlines()
-        open(self.log, "w").close()
-        subprocess.run(["kill", "-USR1", str(self.process.pid)])
-        time.sleep(0.2)
-        return [(p, int(s), int(b)) for p, s, b in (line.split() for line in lines if line.count(" ") == 2)]
-
-    def stop(self):
-        self.process.terminate()
-        self.process.wait()
-        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 class Results(dict):
@@ -139,7 +99,7 @@ def main():
     r["edit_s"], r["edit_rss_mb"], _ = timed(build())
     edit_shared_page(course, 1)
     r["shared_edit_s"], r["shared_edit_rss_mb"], _ = timed(build())
-    server = Nginx(out)
+    server = Nginx(out, log_bytes=True)
     try:
         sync = [BIN, "sync", server.url, "--to", device] + (["--budget", BUDGET] if BUDGET else [])
         r["sync_s"], r["sync_rss_mb"], output = timed(sync)
