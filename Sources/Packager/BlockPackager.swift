@@ -53,13 +53,13 @@ struct BlockPackager: Sendable {
     func package(_ block: Block) -> Packaged {
         let digest = inputs.digest(of: block, unitHead: pages.unitHeads[block.usageID] ?? [])
         if let digest, let remembered = rememberedEntry(of: block, inputs: digest) {
-            return Packaged(outcome: .reused(remembered.entry, warnings: remembered.warnings).withGroups(of: block), inputs: digest, rendered: false)
+            return Packaged(outcome: .reused(remembered.entry, warnings: remembered.warnings).withPlace(of: block), inputs: digest, rendered: false)
         }
         if let digest, let online = rememberedOnlineOnly(of: block, inputs: digest) {
-            return Packaged(outcome: .onlineOnly(online).withGroups(of: block), inputs: digest, rendered: false)
+            return Packaged(outcome: .onlineOnly(online).withPlace(of: block), inputs: digest, rendered: false)
         }
         do {
-            return Packaged(outcome: try packageOrThrow(block).withGroups(of: block), inputs: digest, rendered: true)
+            return Packaged(outcome: try packageOrThrow(block).withPlace(of: block), inputs: digest, rendered: true)
         } catch {
             let failure = Diagnostic(
                 block: block.usageID, file: (error as? CourseError)?.path ?? block.file, message: "\(error)", id: (error as? Diagnosable)?.diagnosticID)
@@ -82,16 +82,18 @@ struct BlockPackager: Sendable {
         return (before, memo.note.warnings)
     }
 
-    /// What a memo records as the content of an online-only block: it has no archive.
-    static let onlineOnlyMemo = "online-only"
+    /// What a memo records as the content of an online-only block: it has no archive, and the
+    /// manifest says why. The reason is recorded so that a memo older than the publish beside
+    /// it (restored state, caches a power cut rolled back) cannot bring back another reason.
+    static func onlineOnlyMemo(reason: String?) -> String { "online-only " + (reason ?? "") }
 
     /// The previous publish's online-only entry, without rendering, when the block's inputs are
     /// those its memo records and the manifest still lists it as online-only. A course of
     /// 100,000 blocks has thousands of them; rendering them all again made an edit's cost grow
     /// with the course.
     private func rememberedOnlineOnly(of block: Block, inputs: String) -> BlockEntry? {
-        guard let memo = memos[block.usageID], memo.inputs == inputs, memo.contentHash == Self.onlineOnlyMemo,
-            let before = previous.entries[block.usageID], before.offline == false, before.archive == nil, before.contentHash == nil
+        guard let memo = memos[block.usageID], memo.inputs == inputs, let before = previous.entries[block.usageID],
+            before.offline == false, before.archive == nil, before.contentHash == nil, memo.contentHash == Self.onlineOnlyMemo(reason: before.reason)
         else { return nil }
         return before
     }

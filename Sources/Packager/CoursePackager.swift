@@ -369,7 +369,7 @@ public struct CoursePackager: Sendable {
                 guard let contentHash = entry.contentHash else { continue }
                 memos.memos[entry.usageID] = .init(inputs: inputs, contentHash: contentHash, note: BlockNote(warnings: warnings))
             case .onlineOnly(let entry):
-                memos.memos[entry.usageID] = .init(inputs: inputs, contentHash: BlockPackager.onlineOnlyMemo, note: BlockNote(warnings: []))
+                memos.memos[entry.usageID] = .init(inputs: inputs, contentHash: BlockPackager.onlineOnlyMemo(reason: entry.reason), note: BlockNote(warnings: []))
             case .failed:
                 continue
             }

@@ -78,22 +78,60 @@ public enum IncrementalCheck {
         case missing
     }
 
-    /// Builds the example course, edits a page and builds again, then puts back the caches as a
+    /// What changes between the build whose caches a power cut brings back and the next.
+    /// Each is undone before the last build, so that the older caches match the course again
+    /// while the publish they sit beside was made from other inputs.
+    public enum EditBetweenBuilds: String, CaseIterable, Sendable {
+        /// A page's text.
+        case pageText
+        /// A block moves to another unit: its content stays, its place (`parents`) does not.
+        case blockMoved
+        /// An online-only problem stays online-only, for another reason.
+        case onlineOnlyReason
+
+        /// Each file the edit changes: its path in the course, its bytes before and after.
+        func files(in course: String) -> [(path: String, before: [UInt8], after: [UInt8])] {
+            func replacing(_ file: String, _ old: String, with new: String) -> (String, [UInt8], [UInt8]) {
+                let path = course + "/" + file, text = String(decoding: TestSupport.read(path), as: UTF8.self)
+                return (path, Array(text.utf8), Array(text.replacingOccurrences(of: old, with: new).utf8))
+            }
+            switch self {
+            case .pageText:
+                let path = course + "/html/welcome_page.html", original = TestSupport.read(path)
+                return [(path, original, original + Array("<p>An edit the next build publishes.</p>".utf8))]
+            case .blockMoved:
+                let handout = "<html url_name=\"handout_page\"/>"
+                return [
+                    replacing("vertical/media_unit.xml", handout, with: ""),
+                    replacing("vertical/intro_unit.xml", "<html url_name=\"welcome_page\"/>", with: "<html url_name=\"welcome_page\"/>" + handout),
+                ]
+            case .onlineOnlyReason:
+                let path = course + "/problem/offline_quiz.xml"
+                return [(
+                    path, Array("<problem display_name=\"Quick check\"><p>No question yet.</p></problem>".utf8),
+                    Array("<problem display_name=\"Quick check\"><script type=\"loncapa/python\">x = 2</script><p>$x</p></problem>".utf8)
+                )]
+            }
+        }
+    }
+
+    /// Builds the example course, edits it and builds again, then puts back the caches as a
     /// power cut may leave them (every state file but the synced build record), undoes the
     /// edit, so that the older caches match the course again, and builds once more. Returns the
     /// first difference from a build from scratch (nil when there is none).
-    public static func buildAfterLosingCaches(_ lost: LostCaches) throws -> String? {
+    public static func buildAfterLosingCaches(_ lost: LostCaches, edit: EditBetweenBuilds) throws -> String? {
         let course = TestSupport.temporaryFolder("lost-caches") + "/course"
         try TestSupport.copy(TestSupport.exampleCourse, to: course)
         let templates = TestSupport.packageRoot + "/Templates"
         let published = TestSupport.temporaryFolder("lost-caches") + "/published"
         let state = BuildOptions.defaultStateFolder(forOutput: published)
+        let files = edit.files(in: course)
+        guard files.allSatisfy({ $0.before != $0.after }) else { return "the edit \(edit) changes nothing in the example course" }
+        for file in files { try TestSupport.writeBytes(file.before, to: file.path) }
         try build(course, templates: templates, into: published)
         let older = TestSupport.temporaryFolder("lost-caches") + "/older-state"
         try TestSupport.copy(state, to: older)
-        let page = course + "/html/welcome_page.html"
-        let original = TestSupport.read(page)
-        try TestSupport.writeBytes(original + Array("<p>An edit the next build publishes.</p>".utf8), to: page)
+        for file in files { try TestSupport.writeBytes(file.after, to: file.path) }
         try build(course, templates: templates, into: published)
         let caches = TestSupport.files(under: state).filter { !$0.hasSuffix("record.bin") }
         guard caches.count >= 5 else { return "the build saved fewer caches than expected: \(caches)" }
@@ -110,7 +148,7 @@ public enum IncrementalCheck {
             case .missing: unlink(path)
             }
         }
-        try TestSupport.writeBytes(original, to: page)
+        for file in files { try TestSupport.writeBytes(file.before, to: file.path) }
         try build(course, templates: templates, into: published)
         let fresh = TestSupport.temporaryFolder("lost-caches") + "/fresh"
         try build(course, templates: templates, into: fresh)

@@ -28,10 +28,10 @@ import Testing
 
     /// The caches a build saves without waiting for the disk (memos, file hashes, page facts,
     /// search texts and pieces) may come back older, cut short or not at all after a power cut:
-    /// each only costs work, never a byte of the publish.
-    @Test(arguments: IncrementalCheck.LostCaches.allCases)
-    func aBuildAfterCachesLostInAPowerCutEqualsAFreshOne(_ lost: IncrementalCheck.LostCaches) throws {
-        let difference = try IncrementalCheck.buildAfterLosingCaches(lost)
+    /// each only costs work, never a byte of the publish, whatever changed since they were saved.
+    @Test(arguments: IncrementalCheck.LostCaches.allCases, IncrementalCheck.EditBetweenBuilds.allCases)
+    func aBuildAfterCachesLostInAPowerCutEqualsAFreshOne(_ lost: IncrementalCheck.LostCaches, _ edit: IncrementalCheck.EditBetweenBuilds) throws {
+        let difference = try IncrementalCheck.buildAfterLosingCaches(lost, edit: edit)
         #expect(difference == nil, "\(difference ?? "")")
     }
 }
