@@ -10,10 +10,28 @@ enum ManifestReader {
     /// a few thousand distinct keys; kept once each, the previous publish a rebuild reads takes
     /// half the memory. One table per manifest or part read, by one thread.
     final class SharedStrings {
-        private var known = Set<String>()
+        private var known = Set<ExactString>()
 
         func callAsFunction(_ string: String) -> String {
-            known.insert(string).memberAfterInsert
+            known.insert(ExactString(string)).memberAfterInsert.string
+        }
+    }
+
+    /// A string compared and hashed by its UTF-8 bytes. `String`'s `==` is canonical
+    /// equivalence, so a set of `String` handed back the precomposed "café" for a decomposed
+    /// one: another URL's or file name's bytes.
+    struct ExactString: Hashable {
+        let string: String
+
+        init(_ string: String) { self.string = string }
+
+        static func == (a: ExactString, b: ExactString) -> Bool { a.string.utf8.elementsEqual(b.string.utf8) }
+
+        func hash(into hasher: inout Hasher) {
+            let hashed: Void? = string.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+            if hashed == nil {
+                for byte in string.utf8 { hasher.combine(byte) }
+            }
         }
     }
 

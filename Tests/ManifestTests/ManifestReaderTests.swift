@@ -76,6 +76,27 @@ import TestSupport
         #expect(storage(firstDate) == storage(secondDate), "one copy of the date")
     }
 
+    /// Swift's `==` on strings is canonical equivalence: "café" written precomposed (NFC) and
+    /// decomposed (NFD) are equal, though their bytes differ. A string kept once must be kept
+    /// per exact bytes, or one block's URL or path came back as another block's bytes.
+    @Test func stringsKeptOnceKeepTheirExactBytes() throws {
+        let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
+        #expect(composed == decomposed && Array(composed.utf8) != Array(decomposed.utf8), "the two spellings this test is about")
+        var manifest = Self.everyField
+        for (index, spelling) in [(0, composed), (1, decomposed)] {
+            manifest.blocks[index].requiresNetwork = ["https://video.example.com/" + spelling]
+            manifest.blocks[index].parents = ["unit-" + spelling]
+            manifest.blocks[index].files = ["static/" + spelling + ".css": String(repeating: "a", count: 64)]
+        }
+        let read = try ManifestFile.decode(ManifestFile.encode(manifest), path: "m")
+        for index in [0, 1] {
+            let written = manifest.blocks[index], back = read.blocks[index]
+            #expect(back.requiresNetwork.map { $0.map { Array($0.utf8) } } == written.requiresNetwork.map { $0.map { Array($0.utf8) } })
+            #expect(back.parents.map { Array($0.utf8) } == written.parents.map { Array($0.utf8) })
+            #expect(back.files.map { $0.keys.map { Array($0.utf8) } } == written.files.map { $0.keys.map { Array($0.utf8) } })
+        }
+    }
+
     /// Bytes changed at random: valid JSON of other values, other types, broken JSON. The
     /// result (or the failure) is always JSONDecoder's.
     @Test func damagedManifestsReadAsJSONDecoderReadsThem() throws {
