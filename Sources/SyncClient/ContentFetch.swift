@@ -115,6 +115,9 @@ extension SyncClient {
         let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
+        // A file with another name elsewhere could be changed through it once in the store.
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_nlink == 1 else { return nil }
         var crc = CRC32()
         var size: UInt64 = 0
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
@@ -130,8 +133,9 @@ extension SyncClient {
         guard size == file.size else {
             throw .verification(archive: shown, reason: "holds \(size) bytes, the manifest says \(file.size); nothing is installed from it")
         }
-        // As readable as a content the store writes itself (a folder source's copy is private).
-        guard fchmod(descriptor, 0o644) == 0 else { return nil }
+        // As readable as a content the store writes itself (a folder source's copy is private),
+        // which `open` creates with 0644 less the umask.
+        guard fchmod(descriptor, CreatedFileMode.of(0o644)) == 0 else { return nil }
         let synced = options.durability == .perFile
         if synced {
             if fsync(descriptor) != 0 { throw .local(path: path, reason: "cannot be synced: \(String(cString: strerror(errno)))") }

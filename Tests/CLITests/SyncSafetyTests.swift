@@ -311,3 +311,35 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: folder + "/outside"))
     }
 }
+
+/// The sync creates files as the process's umask says; a content it moves into the store as
+/// downloaded (a stored media file past 4 MiB) was set to 0644 whatever the umask, so a
+/// device or server account that keeps its files private (umask 077) shared that one.
+@Suite struct SyncFileModeTests {
+    @Test(arguments: [0o077, 0o027] as [mode_t])
+    func everyStoredContentHasTheModeTheUmaskGives(_ mask: mode_t) throws {
+        let folder = TestSupport.temporaryFolder("umask")
+        let course = folder + "/course"
+        try TestSupport.copy(TestSupport.exampleCourse, to: course)
+        var video = Array(TestSupport.read(course + "/static/lecture.mp4").prefix(32))
+        var generator = SystemRandomNumberGenerator()
+        while video.count < 6 << 20 { video.append(UInt8.random(in: 0...255, using: &generator)) }
+        try TestSupport.writeBytes(video, to: course + "/static/lecture.mp4")
+        let published = try ClientTargetTests.publish(course)
+        // Over HTTP: a folder source links the publish's own files into the store.
+        let server = try startNginx(serving: published)
+        defer { #expect(server.stop(), "nginx outlived its test") }
+        let target = folder + "/device"
+        let synced = try TestSupport.run(
+            "/bin/sh", ["-c", "umask \(String(mask, radix: 8)) && exec \"$0\" \"$@\"", TestSupport.coursepackBinary, "sync", server.baseURL, "--to", target])
+        #expect(synced.status == 0, "\(synced.stderr)")
+        let stored = TestSupport.files(under: target).filter { $0.contains("/store/") }
+        var sizes: [Int64] = []
+        for file in stored {
+            var info = stat()
+            #expect(stat(target + "/" + file, &info) == 0 && info.st_mode & 0o777 == 0o644 & ~mask, "\(file): \(String(info.st_mode & 0o777, radix: 8))")
+            sizes.append(Int64(info.st_size))
+        }
+        #expect(sizes.contains(Int64(video.count)), "the video is in the store, among \(stored.count) files")
+    }
+}
