@@ -1,8 +1,9 @@
 /// A JSON document parsed strictly for `ManifestReader`: objects, arrays, strings, integers,
 /// booleans and null. Anything else (a fraction, an exponent, a duplicate key, a lone
 /// surrogate, trailing bytes) makes `parse` return nil, and the caller takes the generic
-/// decoder, which says precisely what is wrong.
-indirect enum JSONValue: Equatable {
+/// decoder, which says precisely what is wrong. Not `indirect`: the arrays hold the nesting,
+/// and a box around every value was an allocation for each of a manifest's million strings.
+enum JSONValue: Equatable {
     /// Members in document order, keys unique. Not a dictionary: a manifest holds one object
     /// per block, each of a dozen keys, and hashing every key and freeing every table was most
     /// of what reading 100,000 blocks cost.
@@ -121,6 +122,10 @@ indirect enum JSONValue: Equatable {
                 position += 1
             }
             guard position < bytes.count else { return nil }
+            if consume(UInt8(ascii: "\"")) {
+                // Straight from the document: one copy, none for a short string.
+                return String(validating: UnsafeBufferPointer(rebasing: bytes[start..<position - 1]), as: UTF8.self)
+            }
             var decoded = Array(bytes[start..<position])
             while !consume(UInt8(ascii: "\"")) {
                 guard position < bytes.count else { return nil }

@@ -11,7 +11,9 @@ import TestSupport
         // A name the file system takes but not with a temporary file's prefix and suffix around
         // it (255 bytes at most): every write fails, whatever is planted (a folder at the
         // temporary name no longer fails one; `DurableFile.replace` then uses a name of its own).
-        let path = folder + "/" + String(repeating: "m", count: 240) + ".json"
+        // 250 bytes: with the dot before and ".tmp-" and the pid after, 257 or more whatever
+        // the pid (at 245 a pid under 10,000 fitted, and the write succeeded).
+        let path = folder + "/" + String(repeating: "m", count: 245) + ".json"
         try ManifestFile.encode(manifest).write(to: URL(fileURLWithPath: path))
         let before = TestSupport.read(path)
         var changed = manifest
