@@ -1,3 +1,5 @@
+import Foundation
+
 /// Reads a manifest without the generic decoder, whose cost dominated a rebuild of a large
 /// course (tens of milliseconds for thousands of blocks). It follows the `Codable` rules the
 /// types declare: a required field must be present and of its type, an optional one may be
@@ -25,7 +27,17 @@ enum ManifestReader {
 
         init(_ string: String) { self.string = string }
 
-        static func == (a: ExactString, b: ExactString) -> Bool { a.string.utf8.elementsEqual(b.string.utf8) }
+        static func == (a: ExactString, b: ExactString) -> Bool {
+            let compared = a.string.utf8.withContiguousStorageIfAvailable { left in
+                b.string.utf8.withContiguousStorageIfAvailable { right -> Bool in
+                    guard left.count == right.count else { return false }
+                    guard let leftBytes = left.baseAddress, let rightBytes = right.baseAddress else { return true }
+                    return memcmp(leftBytes, rightBytes, left.count) == 0
+                }
+            }
+            // A string bridged from elsewhere has no contiguous UTF-8; none read here is one.
+            return (compared ?? nil) ?? a.string.utf8.elementsEqual(b.string.utf8)
+        }
 
         func hash(into hasher: inout Hasher) {
             let hashed: Void? = string.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }

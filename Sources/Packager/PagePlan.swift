@@ -30,8 +30,12 @@ struct PagePlan: Sendable {
         course: Course, export: ExportDirectory, renderer: BlockRenderer, own: [String: String], styleOnly: [String: [UInt8]],
         remembered: PageFacts, workers: Int
     ) {
-        let leaves = course.blocks.filter { !$0.isContainer }
-        let facts = leaves.parallelMap(workers: workers) { block in
+        // Positions, not copies: a copy of a `Block` retains and releases its dozen fields, and
+        // at 100,000 blocks the plan's passes over copies were a fifth of its time.
+        let blocks = course.blocks
+        let leaves = blocks.indices.filter { !blocks[$0].isContainer }
+        let facts = leaves.parallelMap(workers: workers) { position in
+            let block = blocks[position]
             let digest = own[block.usageID]
             var hasPage: Bool
             var known: Bool? = nil
@@ -45,30 +49,33 @@ struct PagePlan: Sendable {
         }
         var found = PageFacts()
         var rendered = false
-        for (block, fact) in zip(leaves, facts) where PageFacts.decidedByRendering(block.type) {
+        for (position, fact) in zip(leaves, facts) where PageFacts.decidedByRendering(blocks[position].type) {
             guard let digest = fact.own else { continue }
-            found.facts[block.usageID] = (digest, fact.hasPage)
+            found.facts[blocks[position].usageID] = (digest, fact.hasPage)
             if !fact.remembered { rendered = true }
         }
         self.facts = found
         factsChanged = rendered || found.facts.count != remembered.facts.count
 
         var firstPage: [String: String] = [:]
+        firstPage.reserveCapacity(blocks.count)
         var jump: [String: String] = [:]
+        jump.reserveCapacity(2 * blocks.count)
         var online: [String: String] = [:]
-        for (block, fact) in zip(leaves, facts) {
+        for (position, fact) in zip(leaves, facts) {
             guard fact.hasPage else { continue }
-            let folder = ArchiveNaming.folderPath(type: block.type, urlName: block.urlName)
-            firstPage[block.usageID] = folder
-            for parent in block.parents where firstPage[parent] == nil { firstPage[parent] = folder }
+            let folder = ArchiveNaming.folderPath(type: blocks[position].type, urlName: blocks[position].urlName)
+            firstPage[blocks[position].usageID] = folder
+            for parent in blocks[position].parents where firstPage[parent] == nil { firstPage[parent] = folder }
         }
-        for block in course.blocks {
-            if let folder = firstPage[block.usageID] {
-                jump[block.usageID] = folder
-                if jump[block.urlName] == nil { jump[block.urlName] = folder }
+        for position in blocks.indices {
+            let (usageID, urlName) = (blocks[position].usageID, blocks[position].urlName)
+            if let folder = firstPage[usageID] {
+                jump[usageID] = folder
+                if jump[urlName] == nil { jump[urlName] = folder }
             } else {
-                online[block.usageID] = block.usageID
-                if online[block.urlName] == nil { online[block.urlName] = block.usageID }
+                online[usageID] = usageID
+                if online[urlName] == nil { online[urlName] = usageID }
             }
         }
         // A url_name shared by a block with a page and one without opens the one with a page.
@@ -76,15 +83,17 @@ struct PagePlan: Sendable {
         onlineTargets = online.filter { jump[$0.key] == nil }
 
         var styleOnlyByUnit: [String: [(usageID: String, elements: [UInt8])]] = [:]
-        for (block, fact) in zip(leaves, facts) {
-            guard let elements = fact.styleOnly, let unit = block.parents.first else { continue }
-            styleOnlyByUnit[unit, default: []].append((block.usageID, elements))
+        for (position, fact) in zip(leaves, facts) {
+            guard let elements = fact.styleOnly, let unit = blocks[position].parents.first else { continue }
+            styleOnlyByUnit[unit, default: []].append((blocks[position].usageID, elements))
         }
         var heads: [String: [UInt8]] = [:]
-        for block in leaves {
-            guard let unit = block.parents.first, let styles = styleOnlyByUnit[unit] else { continue }
-            let others = styles.filter { $0.usageID != block.usageID }.flatMap(\.elements)
-            if !others.isEmpty { heads[block.usageID] = others }
+        if !styleOnlyByUnit.isEmpty {
+            for position in leaves {
+                guard let unit = blocks[position].parents.first, let styles = styleOnlyByUnit[unit] else { continue }
+                let others = styles.filter { $0.usageID != blocks[position].usageID }.flatMap(\.elements)
+                if !others.isEmpty { heads[blocks[position].usageID] = others }
+            }
         }
         unitHeads = heads
     }
