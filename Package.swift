@@ -102,7 +102,7 @@ let package = Package(
             name: "coursepack-bench",
             dependencies: ["ZipArchive", "ZlibStream", "FileSystem", "LinkRewriter", "IncrementalCheck", .product(name: "Crypto", package: "swift-crypto")]),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
-        .target(name: "IncrementalCheck", dependencies: ["Packager", "BlockRenderer", "TestSupport"], path: "Tests/IncrementalCheck"),
+        .target(name: "IncrementalCheck", dependencies: ["Packager", "BlockRenderer", "IncrementalBuild", "TestSupport"], path: "Tests/IncrementalCheck"),
         .testTarget(name: "ZipArchiveTests", dependencies: ["ZipArchive", "ZlibStream", "FileSystem", "TestSupport", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "CourseExportTests", dependencies: ["CourseExport", "TestSupport"]),
         .testTarget(name: "LinkRewriterTests", dependencies: ["LinkRewriter"]),

@@ -40,12 +40,18 @@ public struct IncrementalBuild: Sendable {
         public let fresh: [TreeStamp.Entry]
     }
 
+    /// The running program's size and modification time: a cache of what this program's code
+    /// computes (not of what the course holds) is only trusted by the program that wrote it.
+    public static var programStamp: String {
+        FileStamp.of("/proc/self/exe").map { "\($0.size)/\($0.modified)" } ?? "unknown"
+    }
+
     /// Nil when the course cannot be walked; the build then reports why.
     public func stampInputs(coursePath: String, settings: [String], since: Int64 = FileStamp.now()) -> Inputs? {
         let skipped = [outputFolder, stateFolder].compactMap(TreeStamp.identity(of:))
         guard let course = TreeStamp.of(coursePath, skipping: skipped, since: since, resolution: timestampResolution) else { return nil }
         var hasher = SHA256()
-        let program = FileStamp.of("/proc/self/exe").map { "\($0.size)/\($0.modified)" } ?? "unknown"
+        let program = Self.programStamp
         let canonicalCourse = realpath(coursePath, nil).map { pointer in
             defer { free(pointer) }
             return String(cString: pointer)

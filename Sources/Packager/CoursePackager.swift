@@ -485,7 +485,9 @@ public struct CoursePackager: Sendable {
             return try SearchIndexStep(
                 course: course, export: export, renderer: renderer, entries: entries,
                 cachedTexts: SearchTexts.load(from: state, textVersion: SearchIndexStep.textVersion, language: course.language),
-                cachedChunks: DeflatedChunks.load(from: state, level: options.compressionLevel), workers: options.jobs)
+                cachedChunks: DeflatedChunks.load(from: state, level: options.compressionLevel),
+                cachedParts: SearchParts.load(from: state, scope: SearchParts.scope(language: course.language, level: options.compressionLevel)),
+                workers: options.jobs)
         } catch {
             throw .output(path: options.outputFolder + "/search", reason: "cannot compress the search index: \(error)")
         }

@@ -29,6 +29,8 @@ struct SearchIndexStep: Sendable {
     /// The `SearchTexts` shards to write again.
     let changedTexts: Set<Int>
     let chunksChanged: Bool
+    let parts: SearchParts
+    let partsChanged: Bool
 
     /// Bumped when what is taken from a block changes (`SearchIndex.textVersion`): the text of
     /// unchanged blocks is then extracted again, and an unchanged build (which stops before
@@ -44,91 +46,243 @@ struct SearchIndexStep: Sendable {
     static let maximumChunk = 2 << 20
     static let boundaryEvery: UInt64 = 8
 
-    /// `cachedTexts` and `cachedChunks`: what the previous build of this output left in the
-    /// state folder (the parts deflated at the level the archive is written at). A block whose
-    /// `content_hash` is unchanged shows the same page, so its text is taken from there; its
-    /// name and path are always taken anew.
+    /// `cachedTexts`, `cachedChunks` and `cachedParts`: what the previous build of this output
+    /// left in the state folder (the parts deflated at the level the archive is written at). A
+    /// block whose `content_hash` is unchanged shows the same page, so its text is taken from
+    /// there; its name and path are always taken anew. A part whose documents all have the
+    /// fingerprints of a part the last build made is that part again: it is neither encoded,
+    /// hashed nor deflated.
     init(
         course: Course, export: ExportDirectory, renderer: BlockRenderer, entries: [BlockEntry],
-        cachedTexts: SearchTexts, cachedChunks: DeflatedChunks, workers: Int
+        cachedTexts: SearchTexts, cachedChunks: DeflatedChunks, cachedParts: SearchParts, workers: Int
     ) throws(ZlibError) {
-        let tokenizer = SearchTokenizer(language: course.language)
+        let sources = DocumentSources(course: course, export: export, renderer: renderer, cachedTexts: cachedTexts)
+        if let step = try Self.make(entries: entries, sources: sources, cachedChunks: cachedChunks, cachedParts: cachedParts, workers: workers) {
+            self = step
+            return
+        }
+        // A recorded length that is not the document's: the records are not trusted, and the
+        // index is cut from the documents themselves, as a first build cuts it.
+        let unrecorded = SearchParts(scope: cachedParts.scope)
+        guard let step = try Self.make(entries: entries, sources: sources, cachedChunks: cachedChunks, cachedParts: unrecorded, workers: workers)
+        else { preconditionFailure("without recorded lengths, every document is made before the parts are cut") }
+        self = step
+    }
+
+    private init(
+        contentHash: String, files: [SharedContent.File], texts: SearchTexts, chunks: DeflatedChunks, changedTexts: Set<Int>,
+        chunksChanged: Bool, parts: SearchParts, partsChanged: Bool
+    ) {
+        self.contentHash = contentHash
+        self.files = files
+        self.texts = texts
+        self.chunks = chunks
+        self.changedTexts = changedTexts
+        self.chunksChanged = chunksChanged
+        self.parts = parts
+        self.partsChanged = partsChanged
+    }
+
+    /// What a block's document is made from, besides its entry.
+    private struct DocumentSources: Sendable {
+        let course: Course
+        let export: ExportDirectory
+        let renderer: BlockRenderer
+        let cachedTexts: SearchTexts
+        let tokenizer: SearchTokenizer
         // Positions, not copies: at 100,000 blocks a table of `Block` values and a second
         // array of entries were a tenth of a gigabyte.
-        let blocks = CourseBlocks(course.blocks)
-        let listed = entries.indices.filter { blocks[entries[$0].usageID] != nil }
-        let documents = listed.parallelMap(workers: workers) { position in
-            Self.document(
-                of: entries[position], blocks: blocks, course: course, export: export, renderer: renderer, cachedTexts: cachedTexts,
-                tokenizer: tokenizer)
+        let blocks: CourseBlocks
+
+        init(course: Course, export: ExportDirectory, renderer: BlockRenderer, cachedTexts: SearchTexts) {
+            self.course = course
+            self.export = export
+            self.renderer = renderer
+            self.cachedTexts = cachedTexts
+            tokenizer = SearchTokenizer(language: course.language)
+            blocks = CourseBlocks(course.blocks)
         }
-        let (texts, extracted) = Self.texts(of: zip(listed.lazy.map { entries[$0] }, documents), language: course.language)
+    }
+
+    /// One listed block as the parts are cut: its fingerprint, the length of its encoded
+    /// document (0 when it has none), and the document itself once it is made.
+    private struct Planned: Sendable {
+        let entry: Int
+        let title: String
+        let path: [String]
+        let page: String?
+        let fingerprint: [UInt8]?
+        let length: Int
+        var document: (EncodedSearchDocument, extracted: Bool)?
+    }
+
+    /// A part made or found again, with the documents made for it.
+    private struct MadePart: Sendable {
+        let sha256: String
+        let key: [UInt8]
+        let chunk: DeflatedChunks.Chunk
+        let entry: PreparedEntry
+        let fingerprint: [UInt8]?
+        let documents: [(Int, (EncodedSearchDocument, extracted: Bool))]
+    }
+
+    /// Nil when a length `cachedParts` gives is not that of the document it names.
+    private static func make(
+        entries: [BlockEntry], sources: DocumentSources, cachedChunks: DeflatedChunks, cachedParts: SearchParts, workers: Int
+    ) throws(ZlibError) -> SearchIndexStep? {
+        let course = sources.course
+        let listed = entries.indices.filter { sources.blocks[entries[$0].usageID] != nil }
+        let planned = listed.parallelMap(workers: workers) { position in
+            Self.plan(entries[position], at: position, sources: sources, lengths: cachedParts.lengths)
+        }
+        let present = planned.indices.filter { planned[$0].length > 0 }
+        let cuts = Self.cut(lengths: present.lazy.map { planned[$0].length }) {
+            Self.hash(entries[planned[present[$0]].entry].usageID) % boundaryEvery == 0
+        }
 
         // Each part is deflated (or its deflated piece taken from the cache) as soon as it is
         // cut, a few at a time on all workers, and only its compressed form is kept: at 100,000
         // pages the raw parts alone were a fifth of a gigabyte, held beside their compressed copy.
         let known = cachedChunks.chunks
-        var made: [(sha256: String, key: [UInt8], chunk: DeflatedChunks.Chunk, entry: PreparedEntry)] = []
-        var pending: [[UInt8]] = []
-        func flush() throws(ZlibError) {
-            let results = pending.parallelMap(workers: workers) { part in
-                Result { () throws(ZlibError) in
-                    let key = DeflatedChunks.key(of: part)
-                    let chunk: DeflatedChunks.Chunk
-                    if let cached = known[key], cached.length == part.count {
-                        chunk = cached
-                    } else {
-                        chunk = try DeflatedChunks.deflate(part, level: cachedChunks.level)
-                    }
-                    let entry = Self.entry(of: part, deflated: chunk)
-                    // What the cache keeps is the entry's own bytes, less the final block.
-                    let kept = entry.method == .deflated
-                        ? DeflatedChunks.Chunk(crc32: chunk.crc32, length: chunk.length, deflated: entry.payload.dropLast(DeflatedChunks.finalBlock.count))
-                        : chunk
-                    return (SHA256Hex.of(part), key, kept, entry)
+        var made: [MadePart] = []
+        made.reserveCapacity(cuts.count)
+        let batch = 2 * max(1, workers)
+        for first in stride(from: 0, to: cuts.count, by: batch) {
+            let results = Array(cuts[first..<min(first + batch, cuts.count)]).parallelMap(workers: workers) { range in
+                Result { () throws(ZlibError) -> MadePart? in
+                    try Self.part(
+                        of: present[range], planned: planned, entries: entries, sources: sources, known: known,
+                        parts: cachedParts.parts, level: cachedChunks.level)
                 }
             }
-            pending.removeAll()
-            for result in results { made.append(try result.get()) }
+            for result in results {
+                guard let part = try result.get() else { return nil }
+                made.append(part)
+            }
         }
-        for part in Self.parts(of: documents.lazy.compactMap { $0?.0 }) {
-            pending.append(part)
-            if pending.count >= 2 * max(1, workers) { try flush() }
+        var documented = planned
+        for part in made {
+            for (index, document) in part.documents { documented[index].document = document }
         }
-        try flush()
+
         var used = DeflatedChunks(level: cachedChunks.level)
-        for piece in made { used.chunks[piece.key] = piece.chunk }
+        var parts = SearchParts(scope: cachedParts.scope)
+        for piece in made {
+            used.chunks[piece.key] = piece.chunk
+            if let fingerprint = piece.fingerprint { parts.parts[fingerprint] = SearchParts.Part(sha256: piece.sha256, chunkKey: piece.key) }
+        }
+        for block in documented {
+            if let fingerprint = block.fingerprint { parts.record(fingerprint, length: block.length) }
+        }
+        let (texts, extracted) = Self.texts(of: documented, entries: entries, cachedTexts: sources.cachedTexts, language: course.language)
 
         let names = made.map { SearchIndex.partName(sha256: $0.sha256) }
         let root = SearchIndex.root(courseID: course.id, language: course.language, textVersion: Self.textVersion, parts: names)
-        contentHash = SHA256Hex.of(root)
+        let contentHash = SHA256Hex.of(root)
         var files = [SharedContent.File(name: SearchIndex.fileName, sha256: contentHash, content: .bytes(root))]
         for (name, piece) in zip(names, made) {
             files.append(SharedContent.File(name: name, sha256: piece.sha256, content: .prepared(piece.entry)))
         }
-        self.files = files
-        self.texts = texts
-        chunks = used
-        changedTexts = texts.changedShards(since: cachedTexts, extracted: extracted)
-        chunksChanged = used.chunks.count != known.count || made.contains { known[$0.key] == nil }
+        return SearchIndexStep(
+            contentHash: contentHash, files: files, texts: texts, chunks: used,
+            changedTexts: texts.changedShards(since: sources.cachedTexts, extracted: extracted),
+            chunksChanged: used.chunks.count != known.count || made.contains { known[$0.key] == nil },
+            parts: parts, partsChanged: parts.differs(from: cachedParts))
+    }
+
+    /// A listed block's fingerprint and length: recorded by the last build, or found by making
+    /// its document now.
+    private static func plan(_ entry: BlockEntry, at position: Int, sources: DocumentSources, lengths: [[UInt8]: Int]) -> Planned {
+        let blocks = sources.blocks
+        // Containers above the block, outermost first, without the course itself. Read in
+        // place: a copy of each `Block` retains and releases its dozen fields.
+        let path = blocks.positions[entry.usageID].map { position in
+            blocks.blocks[position].parents.reversed().compactMap { id -> String? in
+                guard let parent = blocks.positions[id], blocks.blocks[parent].type != "course" else { return nil }
+                return blocks.blocks[parent].displayName
+            }
+        } ?? []
+        let title = entry.displayName ?? ""
+        let page = entry.isOffline ? entry.archive.map { String($0.dropLast(".zip".count)) + "/index.html" } : nil
+        let fingerprint = SearchParts.fingerprint(of: entry, title: title, path: path, page: page)
+        if let fingerprint, let length = lengths[fingerprint] {
+            return Planned(entry: position, title: title, path: path, page: page, fingerprint: fingerprint, length: length)
+        }
+        let document = Self.document(of: entry, title: title, path: path, page: page, sources: sources)
+        return Planned(
+            entry: position, title: title, path: path, page: page, fingerprint: fingerprint,
+            length: document.map { Self.encoded($0.0).count } ?? 0, document: document)
+    }
+
+    /// The part holding the documents of `members` (positions in `planned`): the last build's
+    /// when their fingerprints are those of one it made and its deflated piece is at hand;
+    /// otherwise encoded and deflated (or its piece found by its bytes). Nil when a document
+    /// made here is not of the length its record gave.
+    private static func part(
+        of members: ArraySlice<Int>, planned: [Planned], entries: [BlockEntry], sources: DocumentSources,
+        known: [[UInt8]: DeflatedChunks.Chunk], parts: [[UInt8]: SearchParts.Part], level: Int32
+    ) throws(ZlibError) -> MadePart? {
+        let fingerprints = members.compactMap { planned[$0].fingerprint }
+        let fingerprint = fingerprints.count == members.count ? SearchParts.partKey(of: fingerprints) : nil
+        let length = members.reduce(SearchIndex.partOpening.count + SearchIndex.partClosing.count + max(0, members.count - 1)) {
+            $0 + planned[$1].length
+        }
+        if let fingerprint, let found = parts[fingerprint], let chunk = known[found.chunkKey], chunk.length == length,
+            Self.isDeflated(chunk)
+        {
+            return Self.made(sha256: found.sha256, key: found.chunkKey, chunk: chunk, bytes: [], fingerprint: fingerprint, documents: [])
+        }
+        var bytes = SearchIndex.partOpening
+        bytes.reserveCapacity(length)
+        var documents: [(Int, (EncodedSearchDocument, extracted: Bool))] = []
+        for (count, index) in members.enumerated() {
+            let block = planned[index]
+            guard let document = block.document
+                ?? Self.document(of: entries[block.entry], title: block.title, path: block.path, page: block.page, sources: sources)
+            else { return nil }
+            if block.document == nil { documents.append((index, document)) }
+            if count > 0 { bytes.append(UInt8(ascii: ",")) }
+            let before = bytes.count
+            document.0.append(to: &bytes)
+            guard bytes.count - before == block.length else { return nil }
+        }
+        bytes += SearchIndex.partClosing
+        let key = DeflatedChunks.key(of: bytes)
+        let chunk: DeflatedChunks.Chunk
+        if let cached = known[key], cached.length == bytes.count {
+            chunk = cached
+        } else {
+            chunk = try DeflatedChunks.deflate(bytes, level: level)
+        }
+        return Self.made(sha256: SHA256Hex.of(bytes), key: key, chunk: chunk, bytes: bytes, fingerprint: fingerprint, documents: documents)
+    }
+
+    private static func made(
+        sha256: String, key: [UInt8], chunk: DeflatedChunks.Chunk, bytes: [UInt8], fingerprint: [UInt8]?,
+        documents: [(Int, (EncodedSearchDocument, extracted: Bool))]
+    ) -> MadePart {
+        let entry = Self.entry(of: bytes, deflated: chunk)
+        // What the cache keeps is the entry's own bytes, less the final block.
+        let kept = entry.method == .deflated
+            ? DeflatedChunks.Chunk(crc32: chunk.crc32, length: chunk.length, deflated: entry.payload.dropLast(DeflatedChunks.finalBlock.count))
+            : chunk
+        return MadePart(sha256: sha256, key: key, chunk: kept, entry: entry, fingerprint: fingerprint, documents: documents)
+    }
+
+    private static func encoded(_ document: EncodedSearchDocument) -> [UInt8] {
+        var bytes: [UInt8] = []
+        document.append(to: &bytes)
+        return bytes
     }
 
     /// The search document of one listed block, and whether its text was extracted anew (not
     /// taken from `cachedTexts`); nil for a block with neither name nor text.
     private static func document(
-        of entry: BlockEntry, blocks: CourseBlocks, course: Course, export: ExportDirectory, renderer: BlockRenderer,
-        cachedTexts: SearchTexts, tokenizer: SearchTokenizer
+        of entry: BlockEntry, title: String, path: [String], page: String?, sources: DocumentSources
     ) -> (EncodedSearchDocument, extracted: Bool)? {
-        guard let position = blocks.positions[entry.usageID] else { return nil }
-        // Containers above the block, outermost first, without the course itself. Read in
-        // place: a copy of each `Block` retains and releases its dozen fields.
-        let path = blocks.blocks[position].parents.reversed().compactMap { id -> String? in
-            guard let parent = blocks.positions[id], blocks.blocks[parent].type != "course" else { return nil }
-            return blocks.blocks[parent].displayName
-        }
-        let title = entry.displayName ?? ""
-        let page = entry.isOffline ? entry.archive.map { String($0.dropLast(".zip".count)) + "/index.html" } : nil
-        if let known = cachedTexts.text(of: entry.usageID, contentHash: entry.contentHash, offline: entry.isOffline) {
+        guard let position = sources.blocks.positions[entry.usageID] else { return nil }
+        let tokenizer = sources.tokenizer
+        if let known = sources.cachedTexts.text(of: entry.usageID, contentHash: entry.contentHash, offline: entry.isOffline) {
             // As a fresh build decides it: a block with neither name nor text is left out.
             guard !title.isEmpty || known.text.count > 2 else { return nil }
             return (EncodedSearchDocument(
@@ -137,7 +291,7 @@ struct SearchIndexStep: Sendable {
         }
         var text = ""
         if entry.isOffline {
-            switch renderer.learnerText(of: blocks.blocks[position], in: course, export: export) {
+            switch sources.renderer.learnerText(of: sources.blocks.blocks[position], in: sources.course, export: sources.export) {
             case .html(let html): text = VisibleText.of(html: html)
             case .plain(let plain): text = VisibleText.collapsingWhitespace(plain)
             case nil: break
@@ -148,14 +302,23 @@ struct SearchIndexStep: Sendable {
         return (EncodedSearchDocument(document), true)
     }
 
-    /// The texts the next build may reuse, and the usage ids whose text this build extracted.
+    /// The texts the next build may reuse, and the usage ids whose text this build extracted. A
+    /// block whose part was found again keeps the record it was found with.
     private static func texts(
-        of documents: some Sequence<(BlockEntry, (EncodedSearchDocument, extracted: Bool)?)>, language: String
+        of planned: [Planned], entries: [BlockEntry], cachedTexts: SearchTexts, language: String
     ) -> (SearchTexts, extracted: Set<String>) {
         var texts = SearchTexts(textVersion: textVersion, language: language)
+        texts.texts.reserveCapacity(planned.count)
         var extracted = Set<String>()
-        for (entry, document) in documents {
-            guard let (document, fresh) = document, let contentHash = entry.contentHash else { continue }
+        for block in planned where block.length > 0 {
+            let entry = entries[block.entry]
+            guard let contentHash = entry.contentHash else { continue }
+            guard let (document, fresh) = block.document else {
+                if let known = cachedTexts.text(of: entry.usageID, contentHash: contentHash, offline: entry.isOffline) {
+                    texts.texts[entry.usageID] = known
+                }
+                continue
+            }
             if fresh { extracted.insert(entry.usageID) }
             texts.texts[entry.usageID] = SearchTexts.Text(
                 contentHash: contentHash, offline: entry.isOffline, text: document.textLiteral, bodyTerms: document.bodyTermsLiteral)
@@ -163,30 +326,28 @@ struct SearchIndexStep: Sendable {
         return (texts, extracted)
     }
 
-    /// The part files, one at a time as they are iterated: the documents cut at document
-    /// boundaries (`minimumChunk`), each run between `SearchIndex.partOpening` and `partClosing`.
-    static func parts<Documents: Sequence<EncodedSearchDocument>>(of documents: Documents) -> some Sequence<[UInt8]> {
-        var iterator = documents.makeIterator()
-        var finished = false
-        var emitted = false
-        return AnyIterator<[UInt8]> {
-            guard !finished else { return nil }
-            var current = SearchIndex.partOpening
-            var count = 0
-            while let document = iterator.next() {
-                if count > 0 { current.append(UInt8(ascii: ",")) }
-                document.append(to: &current)
-                count += 1
-                if current.count >= maximumChunk || (current.count >= minimumChunk && hash(document.usageID) % boundaryEvery == 0) {
-                    emitted = true
-                    return current + SearchIndex.partClosing
-                }
+    /// The parts, as ranges of the documents (by their encoded `lengths`, in order): a part
+    /// ends after a document for which `isBoundary` holds once it holds `minimumChunk` bytes,
+    /// or after the one that takes it to `maximumChunk`, each run between
+    /// `SearchIndex.partOpening` and `partClosing`, commas between documents. A course with no
+    /// document has one empty part.
+    static func cut(lengths: some Sequence<Int>, isBoundary: (Int) -> Bool) -> [Range<Int>] {
+        var cuts: [Range<Int>] = []
+        var start = 0
+        var size = SearchIndex.partOpening.count
+        var index = 0
+        for length in lengths {
+            if index > start { size += 1 }
+            size += length
+            index += 1
+            if size >= maximumChunk || (size >= minimumChunk && isBoundary(index - 1)) {
+                cuts.append(start..<index)
+                start = index
+                size = SearchIndex.partOpening.count
             }
-            finished = true
-            // The last run, or one empty part for a course with no document.
-            guard count > 0 || !emitted else { return nil }
-            return current + SearchIndex.partClosing
         }
+        if index > start || cuts.isEmpty { cuts.append(start..<index) }
+        return cuts
     }
 
     /// 64-bit FNV-1a: stable across runs and platforms, unlike `Hasher`.
@@ -197,7 +358,7 @@ struct SearchIndexStep: Sendable {
     /// A part's entry: its deflated bytes ended by an empty final block, or the bytes
     /// themselves when deflating does not make them smaller (as `ZipWriter.prepare` decides).
     private static func entry(of part: [UInt8], deflated chunk: DeflatedChunks.Chunk) -> PreparedEntry {
-        guard chunk.deflated.count + DeflatedChunks.finalBlock.count < chunk.length else {
+        guard isDeflated(chunk) else {
             return PreparedEntry(method: .stored, crc32: chunk.crc32, uncompressedSize: UInt64(chunk.length), payload: part)
         }
         var payload: [UInt8] = []
@@ -207,10 +368,17 @@ struct SearchIndexStep: Sendable {
         return PreparedEntry(method: .deflated, crc32: chunk.crc32, uncompressedSize: UInt64(chunk.length), payload: payload)
     }
 
-    /// The texts and deflated pieces the next build of the same output reuses, in the state folder.
+    /// Whether a part is published as its deflated bytes (not stored: deflate did not make it smaller).
+    private static func isDeflated(_ chunk: DeflatedChunks.Chunk) -> Bool {
+        chunk.deflated.count + DeflatedChunks.finalBlock.count < chunk.length
+    }
+
+    /// The texts, deflated pieces and cuts the next build of the same output reuses, in the
+    /// state folder.
     func saveCaches(to stateFolder: String) {
         texts.save(shards: changedTexts, to: stateFolder)
         if chunksChanged { chunks.save(to: stateFolder) }
+        if partsChanged { parts.save(to: stateFolder) }
     }
 
     /// What the device keeps once: `index.js` (its content hash is its SHA-256) and the parts,

@@ -1,5 +1,6 @@
 import BlockRenderer
 import Foundation
+import IncrementalBuild
 import Packager
 import TestSupport
 
@@ -151,6 +152,42 @@ public enum IncrementalCheck {
         for file in files { try TestSupport.writeBytes(file.before, to: file.path) }
         try build(course, templates: templates, into: published)
         let fresh = TestSupport.temporaryFolder("lost-caches") + "/fresh"
+        try build(course, templates: templates, into: fresh)
+        return difference(published, fresh)
+    }
+
+    /// The search step cuts its parts by the lengths `search-parts.bin` records for each
+    /// document. A record of the right documents with wrong lengths (a checksum cannot tell: a
+    /// fault in whatever wrote it) must cost work, not the index: the next build, after a page
+    /// edit, equals a fresh one. Nil when it does.
+    public static func buildWithSearchLengthsMisrecorded() throws -> String? {
+        let course = TestSupport.temporaryFolder("misrecorded") + "/course"
+        try TestSupport.copy(TestSupport.demoCourse, to: course)
+        let templates = TestSupport.packageRoot + "/Templates"
+        let published = TestSupport.temporaryFolder("misrecorded") + "/published"
+        try build(course, templates: templates, into: published)
+        let path = BuildOptions.defaultStateFolder(forOutput: published) + "/search-parts.bin"
+        let format = "coursepack-search-parts-v2"
+        guard let records = RecordFile.load(path, format: format), let head = records.first else { return "no search-parts.bin after a build" }
+        var misrecorded = RecordFile(format: format)
+        misrecorded.add(head)
+        var lengths = 0
+        for fields in records.dropFirst() {
+            let length = fields.count == 2 && fields[1].count == 4 ? fields[1].reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) } : 0
+            guard length > 0 else {
+                misrecorded.add(fields)
+                continue
+            }
+            misrecorded.add([fields[0], withUnsafeBytes(of: (length + 100_000).littleEndian) { Array($0) }[...]])
+            lengths += 1
+        }
+        guard lengths > 100 else { return "search-parts.bin records \(lengths) document lengths; the demo course has hundreds" }
+        misrecorded.save(to: path, synced: false)
+        let pages = try FileManager.default.contentsOfDirectory(atPath: course + "/html").filter { $0.hasSuffix(".html") }.sorted()
+        guard let page = pages.first else { return "the demo course has no html file" }
+        try TestSupport.writeBytes(TestSupport.read(course + "/html/" + page) + Array("<p>An edit after a bad record.</p>".utf8), to: course + "/html/" + page)
+        try build(course, templates: templates, into: published)
+        let fresh = TestSupport.temporaryFolder("misrecorded") + "/fresh"
         try build(course, templates: templates, into: fresh)
         return difference(published, fresh)
     }

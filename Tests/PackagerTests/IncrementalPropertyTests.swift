@@ -26,6 +26,11 @@ import Testing
         #expect(outcome.kinds.count >= expectedKinds, "every kind of edit was tried: \(outcome.kinds.sorted())")
     }
 
+    @Test func aBuildAfterSearchLengthsMisrecordedEqualsAFreshOne() throws {
+        let difference = try IncrementalCheck.buildWithSearchLengthsMisrecorded()
+        #expect(difference == nil, "\(difference ?? "")")
+    }
+
     /// The caches a build saves without waiting for the disk (memos, file hashes, page facts,
     /// search texts and pieces) may come back older, cut short or not at all after a power cut:
     /// each only costs work, never a byte of the publish, whatever changed since they were saved.
