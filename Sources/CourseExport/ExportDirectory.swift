@@ -112,11 +112,21 @@ public struct ExportDirectory: Sendable {
                 }
                 if name == "." || name == ".." { continue }
                 let child = folder + "/" + name
-                var info = stat()
-                guard lstat(path(child), &info) == 0 else { continue }
-                switch info.st_mode & S_IFMT {
-                case S_IFDIR: pending.append(child)
-                case S_IFREG: result.append(child)
+                // The entry's type as the folder gives it, without a stat of each file (a
+                // course has a hundred thousand); a file system that gives none is asked.
+                var kind = entry.pointee.d_type
+                if kind == UInt8(DT_UNKNOWN) {
+                    var info = stat()
+                    guard lstat(path(child), &info) == 0 else { continue }
+                    switch info.st_mode & S_IFMT {
+                    case S_IFDIR: kind = UInt8(DT_DIR)
+                    case S_IFREG: kind = UInt8(DT_REG)
+                    default: continue
+                    }
+                }
+                switch kind {
+                case UInt8(DT_DIR): pending.append(child)
+                case UInt8(DT_REG): result.append(child)
                 default: continue
                 }
             }

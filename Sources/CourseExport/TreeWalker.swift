@@ -18,7 +18,7 @@ struct TreeWalker {
     /// Block files read and parsed ahead, in parallel; the walk itself stays sequential.
     /// Keyed by the path's bytes: file names are bytes, and two canonically equivalent names
     /// (NFC and NFD) are two files that Swift's `String` keys would merge.
-    var prefetched: [[UInt8]: Result<([UInt8], XMLElement), CourseError>] = [:]
+    var prefetched = Prefetched()
     /// Usage id → the file that defined it, to tell a second use of a name from the first.
     private var definedBy: [String: String] = [:]
     /// Usage id → the file its element is written in (a pointer's parent), for messages.
@@ -33,16 +33,20 @@ struct TreeWalker {
     /// Hard bound on pointer depth, so a cycle or absurd nesting cannot exhaust the stack.
     static let maximumDepth = 64
 
+    /// `block-v1:ORG+NUMBER+RUN+type@`, the same for every block.
+    private let usageIDPrefix: String
+
     init(directory: ExportDirectory, org: String, number: String, run: String, policy: Policy) {
         self.directory = directory
         self.org = org
         self.number = number
         self.run = run
         self.policy = policy
+        usageIDPrefix = "block-v1:\(org)+\(number)+\(run)+type@"
     }
 
     func usageID(_ type: String, _ urlName: String) -> String {
-        "block-v1:\(org)+\(number)+\(run)+type@\(type)+block@\(urlName)"
+        usageIDPrefix + type + "+block@" + urlName
     }
 
     /// What a block inherits from the blocks above it.
@@ -95,7 +99,8 @@ struct TreeWalker {
             guard let unique = renamedReuse(type: type, urlName: urlName, file: file, serialized: serialized) else { return nil }
             urlName = unique
         }
-        definedBy[usageID(type, urlName)] = file
+        let id = usageID(type, urlName)
+        definedBy[id] = file
 
         guard let resolved = resolve(element, type: type, urlName: writtenName, id: declaredID, source: source, file: file) else {
             return nil
@@ -109,7 +114,7 @@ struct TreeWalker {
                 return nil
             }
         }
-        usedIn[usageID(type, urlName)] = file
+        usedIn[id] = file
         let inserted = visiting.insert(resolved.file).inserted
         defer { if inserted { visiting.remove(resolved.file) } }
         return add(type: type, urlName: urlName, resolved: resolved, context: context, htmlFile: htmlFile)
@@ -197,7 +202,7 @@ struct TreeWalker {
     /// the pointer, and old exports hold `<sequential>` in `chapter/` or `<ol>` in `html/`).
     private mutating func load(_ definitionFile: String, pointer: XMLElement, id: String) -> Resolved? {
         let loaded: ([UInt8], XMLElement)
-        switch prefetched[Array(definitionFile.utf8)] {
+        switch prefetched.parsed[Array(definitionFile.utf8)] {
         case .success(let value)?: loaded = value
         case .failure(let error)?:
             issues.append(CourseIssue(.unreadableDefinition, usageID: id, file: definitionFile, message: "\(error)"))
@@ -216,8 +221,10 @@ struct TreeWalker {
     }
 
     private func exists(_ file: String) -> Bool {
-        // A prefetched file exists (even one that failed to parse); only others need a look.
-        prefetched[Array(file.utf8)] != nil || directory.exists(file)
+        // A listed file exists (a prefetched one even when it failed to parse); only others
+        // need a look.
+        let key = Array(file.utf8)
+        return prefetched.parsed[key] != nil || prefetched.listed.contains(key) || directory.exists(file)
     }
 
     @discardableResult
@@ -394,8 +401,9 @@ struct TreeWalker {
     /// A relative path that stays inside the folder it is relative to: no absolute path, no
     /// `.`/`..`/empty component, no backslash or NUL.
     static func isPathInsideFolder(_ path: String) -> Bool {
-        !path.isEmpty && !path.contains("\\") && !path.utf8.contains(0)
-            && !path.split(separator: "/", omittingEmptySubsequences: false).contains { $0.isEmpty || $0 == "." || $0 == ".." }
+        let bytes = path.utf8
+        return !bytes.isEmpty && !bytes.contains(UInt8(ascii: "\\")) && !bytes.contains(0)
+            && !hasDotOrEmptyComponent(bytes, separator: UInt8(ascii: "/"))
     }
 
     static func readAndParse(_ directory: ExportDirectory, _ file: String) throws(CourseError) -> ([UInt8], XMLElement) {
@@ -407,32 +415,64 @@ struct TreeWalker {
         }
     }
 
+    /// The block files read and parsed ahead, and the names of the other regular files found
+    /// beside them (html files), so the walk need not look for those on the disk.
+    struct Prefetched: Sendable {
+        var parsed: [[UInt8]: Result<([UInt8], XMLElement), CourseError>] = [:]
+        var listed: Set<[UInt8]> = []
+    }
+
     /// Reads and parses every `TYPE/*.xml` file of the export at once, with `workers` threads:
     /// a course has thousands, and reading them one by one is most of the time a load takes.
-    static func prefetch(_ directory: ExportDirectory, workers: Int) -> [[UInt8]: Result<([UInt8], XMLElement), CourseError>] {
+    static func prefetch(_ directory: ExportDirectory, workers: Int) -> Prefetched {
         let manager = FileManager.default
         var found: [String] = []
+        var prefetched = Prefetched()
         for folder in (try? manager.contentsOfDirectory(atPath: directory.root)) ?? [] where !folder.hasPrefix(".") {
             guard !["static", "drafts", "policies", "about", "info", "course"].contains(folder) else { continue }
-            found += directory.files(under: folder).filter { $0.hasSuffix(".xml") }
+            for file in directory.files(under: folder) {
+                if file.hasSuffix(".xml") {
+                    found.append(file)
+                } else {
+                    prefetched.listed.insert(Array(file.utf8))
+                }
+            }
         }
         let files = found
         let results = files.parallelMap(workers: workers) { file in
             Result { () throws(CourseError) in try readAndParse(directory, file) }
         }
-        var map: [[UInt8]: Result<([UInt8], XMLElement), CourseError>] = [:]
-        for (file, result) in zip(files, results) { map[Array(file.utf8)] = result }
-        return map
+        prefetched.parsed.reserveCapacity(files.count)
+        for (file, result) in zip(files, results) { prefetched.parsed[Array(file.utf8)] = result }
+        return prefetched
     }
 
     /// Why a url_name cannot name a file inside the export, or nil when it can.
+    /// Read byte by byte (a separator is a separator whatever combining mark follows it), and
+    /// without a string made: the walk asks this of every block.
     static func problemWithURLName(_ name: String) -> String? {
-        if name.isEmpty { return "empty url_name" }
-        if name.utf8.contains(0) { return "url_name contains a NUL byte" }
-        if name.contains("/") || name.contains("\\") { return "url_name contains a path separator" }
-        if name.split(separator: ":", omittingEmptySubsequences: false).contains(where: { $0 == ".." || $0 == "." || $0.isEmpty }) {
-            return "url_name contains an empty, . or .. path component"
-        }
+        let bytes = name.utf8
+        if bytes.isEmpty { return "empty url_name" }
+        if bytes.contains(0) { return "url_name contains a NUL byte" }
+        if bytes.contains(UInt8(ascii: "/")) || bytes.contains(UInt8(ascii: "\\")) { return "url_name contains a path separator" }
+        if hasDotOrEmptyComponent(bytes, separator: UInt8(ascii: ":")) { return "url_name contains an empty, . or .. path component" }
         return nil
+    }
+
+    /// Whether a component between separators is empty, `.` or `..`.
+    private static func hasDotOrEmptyComponent(_ bytes: String.UTF8View, separator: UInt8) -> Bool {
+        var length = 0
+        var dots = 0
+        for byte in bytes {
+            if byte == separator {
+                if length == dots && dots <= 2 { return true }
+                length = 0
+                dots = 0
+                continue
+            }
+            length += 1
+            if byte == UInt8(ascii: ".") { dots += 1 }
+        }
+        return length == dots && dots <= 2
     }
 }
