@@ -51,6 +51,26 @@ public struct EncodedSearchDocument: Sendable {
         self.bodyTermsLiteral = bodyTermsLiteral
     }
 
+    /// The number of bytes `append` writes, without writing them: the search step cuts its
+    /// parts by these lengths.
+    public var encodedCount: Int {
+        // `{` and `}`, the keys with their quotes, colons and commas.
+        var count = 2 + keyBytes(page != nil)
+        count += bodyTermsLiteral.count + textLiteral.count
+        if let page { count += JSONString.encodedCount(page) }
+        count += 2 + max(0, path.count - 1)
+        for part in path { count += JSONString.encodedCount(part) }
+        for field in [pathTerms, title, titleTerms, type, usageID] { count += JSONString.encodedCount(field) }
+        return count
+    }
+
+    /// The keys `append` writes: each quoted, followed by a colon, all but the first after a comma.
+    private func keyBytes(_ withPage: Bool) -> Int {
+        let keys: [StaticString] = ["body_terms", "path", "path_terms", "text", "title", "title_terms", "type", "usage_id"]
+        let names = keys.reduce(0) { $0 + $1.utf8CodeUnitCount + 3 } + (withPage ? "page".utf8.count + 3 : 0)
+        return names + (keys.count + (withPage ? 1 : 0) - 1)
+    }
+
     /// The object as JSONEncoder writes a `SearchDocument` (sorted keys, no spaces, an absent
     /// page left out).
     public func append(to bytes: inout [UInt8]) {

@@ -31,6 +31,19 @@ public enum JSONString {
         bytes.append(UInt8(ascii: "\""))
     }
 
+    /// The number of bytes `append` writes for `value`, without writing them.
+    public static func encodedCount(_ value: String) -> Int {
+        var count = 2
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), 0x08, 0x0C, 0x0A, 0x0D, 0x09: count += 2
+            case 0..<0x20: count += 6
+            default: count += 1
+            }
+        }
+        return count
+    }
+
     /// The literal alone.
     public static func literal(_ value: String) -> [UInt8] {
         var bytes: [UInt8] = []

@@ -65,7 +65,7 @@ struct SearchIndexStep: Sendable {
         // index is cut from the documents themselves, as a first build cuts it.
         let unrecorded = SearchParts(scope: cachedParts.scope)
         guard let step = try Self.make(entries: entries, sources: sources, cachedChunks: cachedChunks, cachedParts: unrecorded, workers: workers)
-        else { preconditionFailure("without recorded lengths, every document is made before the parts are cut") }
+        else { preconditionFailure("a search document's encodedCount is not the length append writes") }
         self = step
     }
 
@@ -211,7 +211,7 @@ struct SearchIndexStep: Sendable {
         let document = Self.document(of: entry, title: title, path: path, page: page, sources: sources)
         return Planned(
             entry: position, title: title, path: path, page: page, fingerprint: fingerprint,
-            length: document.map { Self.encoded($0.0).count } ?? 0, document: document)
+            length: document.map(\.0.encodedCount) ?? 0, document: document)
     }
 
     /// The part holding the documents of `members` (positions in `planned`): the last build's
@@ -267,12 +267,6 @@ struct SearchIndexStep: Sendable {
             ? DeflatedChunks.Chunk(crc32: chunk.crc32, length: chunk.length, deflated: entry.payload.dropLast(DeflatedChunks.finalBlock.count))
             : chunk
         return MadePart(sha256: sha256, key: key, chunk: kept, entry: entry, fingerprint: fingerprint, documents: documents)
-    }
-
-    private static func encoded(_ document: EncodedSearchDocument) -> [UInt8] {
-        var bytes: [UInt8] = []
-        document.append(to: &bytes)
-        return bytes
     }
 
     /// The search document of one listed block, and whether its text was extracted anew (not

@@ -29,6 +29,13 @@ import TestSupport
             SearchDocument(usageID: "block-v1:a+b+c+type@html+block@x", type: "html", title: awkward, path: [awkward, ""], page: "html/x/index.html", text: awkward, tokenizer: tokenizer),
             SearchDocument(usageID: "u2", type: "video", title: "", path: [], page: nil, text: "", tokenizer: tokenizer),
         ]
+        // The search step cuts parts by these counts before writing a byte.
+        for document in documents {
+            let encoded = EncodedSearchDocument(document)
+            var bytes: [UInt8] = []
+            encoded.append(to: &bytes)
+            #expect(encoded.encodedCount == bytes.count, "\(document.usageID)")
+        }
         for index in [
             SearchIndex(courseID: "course-v1:a+b+c", language: awkward, documents: documents, textVersion: 3),
             SearchIndex(courseID: "c", language: "", documents: [], textVersion: 0),
