@@ -70,17 +70,28 @@ public struct BlockMemos<Note: Codable & Sendable & Equatable>: Sendable, Equata
             total + RecordFile.recordSize(fieldLengths: [memo.key.utf8.count, memo.value.inputs.utf8.count, memo.value.contentHash.utf8.count, 32])
         }
         var file = RecordFile(format: Self.format, capacity: size)
-        var encoded: [(note: Note, json: [UInt8])] = []
+        var notes: [Note] = []
+        var encoded: [[UInt8]] = []
+        // The note of the record before: most blocks share one (no warning), and comparing it
+        // first spares a search of the others for each of 100,000 memos.
+        var last: Int?
         for usageID in memos.keys.sorted() {
             guard let memo = memos[usageID] else { continue }
             let json: [UInt8]
-            if let known = encoded.first(where: { $0.note == memo.note }) {
-                json = known.json
+            if let last, notes[last] == memo.note {
+                json = encoded[last]
+            } else if let known = notes.firstIndex(of: memo.note) {
+                json = encoded[known]
+                last = known
             } else {
                 guard let data = try? encoder.encode(memo.note) else { return }
                 json = Array(data)
                 // A course has a few distinct notes; one warning each would make this quadratic.
-                if encoded.count < 16 { encoded.append((memo.note, json)) }
+                if notes.count < 16 {
+                    notes.append(memo.note)
+                    encoded.append(json)
+                    last = notes.count - 1
+                }
             }
             file.add([ArraySlice(usageID.utf8), ArraySlice(memo.inputs.utf8), ArraySlice(memo.contentHash.utf8), json[...]])
         }

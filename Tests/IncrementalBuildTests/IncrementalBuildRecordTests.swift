@@ -11,6 +11,21 @@ import TestSupport
         var warnings: [String]
     }
 
+    /// Memos come back as saved, each with its own note, however the notes repeat: the saver
+    /// encodes each distinct note once and reuses the bytes for the memos that share it.
+    @Test func blockMemosComeBackWithTheirOwnNotes() throws {
+        let state = TestSupport.temporaryFolder("memos")
+        let build = IncrementalBuild(outputFolder: state + "/out", stateFolder: state)
+        var memos = BlockMemos<Summary>()
+        // Interleaved notes, and more distinct ones (20) than the saver keeps encoded (16).
+        for index in 0..<400 {
+            let note = index % 3 == 0 ? Summary(blocks: 0, warnings: []) : Summary(blocks: index % 20, warnings: ["w\(index % 20)"])
+            memos.memos["block-\(index)"] = .init(inputs: "inputs-\(index)", contentHash: "hash-\(index)", note: note)
+        }
+        build.save(memos)
+        #expect(build.loadBlockMemos(as: Summary.self) == memos)
+    }
+
     /// Files the walk sees as settled: changed well before the stamp is taken.
     private func settledFile(_ path: String, _ text: String) throws {
         try text.write(toFile: path, atomically: false, encoding: .utf8)
