@@ -121,10 +121,6 @@ public final class OpenedFile: Sendable {
 
     deinit { close(fd) }
 
-    /// A path that names this open file itself, for APIs that only take a path (URLSession's
-    /// upload): opening it reaches this file, not what the original name points to now.
-    public var descriptorPath: String { "/dev/fd/\(fd)" }
-
     /// Reads up to `buffer.count` bytes at `offset`; 0 at the end of the file.
     public func read(at offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws(FileError) -> Int {
         while true {

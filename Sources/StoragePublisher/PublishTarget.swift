@@ -37,7 +37,9 @@ public enum PublishTarget: Sendable, Equatable {
     public static func size(_ text: String) -> UInt64? {
         let units: [(String, UInt64)] = [("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30), ("KB", 1000), ("MB", 1_000_000), ("GB", 1_000_000_000)]
         for (suffix, factor) in units where text.hasSuffix(suffix) {
-            return UInt64(text.dropLast(suffix.count)).map { $0 * factor }
+            guard let count = UInt64(text.dropLast(suffix.count)) else { return nil }
+            let (bytes, overflow) = count.multipliedReportingOverflow(by: factor)
+            return overflow ? nil : bytes
         }
         return UInt64(text)
     }

@@ -56,13 +56,14 @@ struct Publish: AsyncParsableCommand {
     @Option(name: .customLong("cache-control-archives"), help: "Cache-Control of the archives.")
     var cacheControlArchives = PublishOptions.defaultCacheControlArchives
 
-    @Option(name: .customLong("multipart-threshold"), help: "Archives larger than this go up in parts (S3): 64MiB, 8MiB, bytes.")
-    var multipartThreshold = "64MiB"
+    @Option(name: .customLong("multipart-threshold"), help: "Archives larger than this go up in 8 MiB parts (S3); one at or below it is sent from memory in one PUT: 8MiB, 64MiB, bytes, at most 5GiB.")
+    var multipartThreshold = "8MiB"
 
     func validate() throws {
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
         guard PublishTarget.duration(keepRemoved) != nil else { throw ValidationError("--keep-removed \(keepRemoved): not a duration (24h, 30m, 90s, 2d)") }
-        guard PublishTarget.size(multipartThreshold) != nil else { throw ValidationError("--multipart-threshold \(multipartThreshold): not a size (64MiB, 8MiB, bytes)") }
+        guard let threshold = PublishTarget.size(multipartThreshold) else { throw ValidationError("--multipart-threshold \(multipartThreshold): not a size (64MiB, 8MiB, bytes)") }
+        guard threshold <= 5 << 30 else { throw ValidationError("--multipart-threshold \(multipartThreshold): at most 5GiB, S3's limit for one PUT") }
         if let endpointURL {
             guard let url = URL(string: endpointURL), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
                 throw ValidationError("--endpoint-url \(endpointURL): not an http(s) URL")
@@ -80,7 +81,7 @@ struct Publish: AsyncParsableCommand {
                 return S3Store(configuration: .init(
                     bucket: bucket, prefix: prefix, region: aws.region, credentials: aws.credentials,
                     endpoint: endpointURL.flatMap(URL.init(string:)), pathStyle: pathStyle,
-                    multipartThreshold: PublishTarget.size(multipartThreshold) ?? 64 << 20))
+                    multipartThreshold: PublishTarget.size(multipartThreshold) ?? 8 << 20))
             }
         }
         let options = PublishOptions(
