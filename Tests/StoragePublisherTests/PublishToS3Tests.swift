@@ -351,17 +351,18 @@ struct PublishToS3Tests {
         let out = TestSupport.temporaryFolder("publish-demo") + "/out"
         try Self.build(TestSupport.demoCourse, into: out)
         // One upload at a time: moto's recorder loses entries written from concurrent requests.
-        // It takes seconds; a request that waits out its timeout takes 120 s more, and is
-        // stopped here rather than left to hold up the suite.
+        // It takes seconds; each request that waits out its timeout adds 120 s (and is caught
+        // below, sent twice), and a publish of several is stopped rather than left to hold up
+        // the suite.
         let started = try Self.start(Self.publishArguments(out, moto, prefix: "demo", ["--jobs", "1"]), environment: Self.credentials(moto))
-        let deadline = Date().addingTimeInterval(100)
+        let deadline = Date().addingTimeInterval(300)
         while started.process.isRunning, Date() < deadline { usleep(100_000) }
         let stalled = started.process.isRunning
         if stalled {
             kill(started.process.processIdentifier, SIGKILL)
             started.process.waitUntilExit()
         }
-        #expect(!stalled, "the publish was still running after 100 s: a request waited out its 120 s timeout")
+        #expect(!stalled, "the publish was still running after 300 s: requests waited out their 120 s timeout")
         let result = started.finish()
         #expect(result.status == 0, "\(result.stderr)")
         let uploads = moto.writes().filter { $0.hasPrefix("PUT ") && ($0.hasSuffix(".zip") || $0.contains("/files/")) }
