@@ -26,11 +26,17 @@ public enum PublishTarget: Sendable, Equatable {
         return .s3(bucket: bucket, prefix: prefix)
     }
 
-    /// `24h`, `30m`, `90s`, `2d`, or seconds.
+    /// `24h`, `30m`, `90s`, `2d`, or seconds; a finite number of them (`inf`, `1e400s` are not).
     public static func duration(_ text: String) -> TimeInterval? {
         let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
-        if let unit = text.last, let factor = units[unit], let value = Double(text.dropLast()), value >= 0 { return value * factor }
-        return Double(text).flatMap { $0 >= 0 ? $0 : nil }
+        let seconds: Double?
+        if let unit = text.last, let factor = units[unit], let value = Double(text.dropLast()) {
+            seconds = value * factor
+        } else {
+            seconds = Double(text)
+        }
+        guard let seconds, seconds.isFinite, seconds >= 0 else { return nil }
+        return seconds
     }
 
     /// `64MiB`, `5MB`, `1KiB`, or bytes.

@@ -40,6 +40,8 @@ struct PublishConfigurationTests {
         #expect(throws: PublishTarget.Invalid.self) { try PublishTarget.parse("s3://courses/a/../b") }
         #expect(throws: PublishTarget.Invalid.self) { try PublishTarget.parse("gs://courses/x") }
         #expect(PublishTarget.duration("24h") == 86400 && PublishTarget.duration("1s") == 1 && PublishTarget.duration("2d") == 172_800 && PublishTarget.duration("soon") == nil)
+        // Not a duration: one without end, or too large for a number of seconds.
+        #expect(["inf", "infd", "1e400s", "nan", "-1h", "1e308d"].allSatisfy { PublishTarget.duration($0) == nil })
         #expect(PublishTarget.size("64MiB") == 64 << 20 && PublishTarget.size("5MB") == 5_000_000 && PublishTarget.size("12") == 12 && PublishTarget.size("x") == nil)
         // A count whose bytes do not fit 64 bits is no size (it once trapped the program).
         #expect(PublishTarget.size("17179869184GiB") == nil && PublishTarget.size("18446744073709551615KB") == nil)
