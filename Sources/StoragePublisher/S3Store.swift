@@ -82,12 +82,10 @@ public struct S3Store: ObjectStore {
         // Read from the file opened, not from what its name is now, and sent from memory: at
         // most the threshold (8 MiB by default) per upload in flight. URLSession's upload from a
         // file on Linux (FoundationNetworking) intermittently never delivers the answer the
-        // server sent, and each such request waited out its 120 s timeout (4 or 5 of 636
+        // server sent, and each such request waited out its 120 s timeout (4 or 5 of 633
         // uploads of the demo course, every publish to a local moto_server). The payload hash
         // signed is the manifest's, so S3 refuses other bytes.
-        let body = try Self.read(file, at: 0, count: Int(metadata.size))
-        _ = try await send(
-            "PUT", key: key, headers: Self.objectHeaders(metadata), body: .data(body), payloadHash: metadata.sha256, operation: "PUT \(key)")
+        try await put(key, data: Self.read(file, at: 0, count: Int(metadata.size)), metadata: metadata)
     }
 
     public func put(_ key: String, data: Data, metadata: ObjectMetadata) async throws(StoreError) {
