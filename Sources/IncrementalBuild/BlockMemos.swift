@@ -46,6 +46,7 @@ public struct BlockMemos<Note: Codable & Sendable & Equatable>: Sendable, Equata
         guard let records = RecordFile.load(folder + "/" + fileName, format: format) else { return memos }
         var notes: [ArraySlice<UInt8>: Note] = [:]
         let decoder = JSONDecoder()
+        memos.memos.reserveCapacity(records.count)
         for fields in records {
             guard fields.count == 4 else { return BlockMemos() }
             let note: Note
@@ -75,8 +76,14 @@ public struct BlockMemos<Note: Codable & Sendable & Equatable>: Sendable, Equata
         // The note of the record before: most blocks share one (no warning), and comparing it
         // first spares a search of the others for each of 100,000 memos.
         var last: Int?
-        for usageID in memos.keys.sorted() {
-            guard let memo = memos[usageID] else { continue }
+        // Sorted as an array of strings, the memos taken by position: this code is generic over
+        // `Note`, and sorting the dictionary's keys and looking each memo up went through
+        // unspecialized code, 0.6 s of a one-block edit at 100,000 blocks.
+        let usageIDs = Array(memos.keys)
+        let values = Array(memos.values)
+        let order = usageIDs.indices.sorted { usageIDs[$0] < usageIDs[$1] }
+        for position in order {
+            let (usageID, memo) = (usageIDs[position], values[position])
             let json: [UInt8]
             if let last, notes[last] == memo.note {
                 json = encoded[last]

@@ -5,8 +5,10 @@
 public enum JSONString {
     public static func append(_ value: String, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
-        // Ids, paths and hashes need no escaping: copy them whole.
-        guard value.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+        // Ids, paths and hashes need no escaping: copy them whole. Scanned over the string's
+        // own storage: through the view's iterator, the scan was most of encoding a manifest.
+        let clean = value.utf8.withContiguousStorageIfAvailable { !$0.contains(where: needsEscape) } ?? !value.utf8.contains(where: needsEscape)
+        guard !clean else {
             bytes.append(contentsOf: value.utf8)
             bytes.append(UInt8(ascii: "\""))
             return
@@ -29,6 +31,11 @@ public enum JSONString {
             }
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    @inline(__always)
+    private static func needsEscape(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
     }
 
     /// The number of bytes `append` writes for `value`, without writing them.

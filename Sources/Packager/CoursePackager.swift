@@ -362,6 +362,7 @@ public struct CoursePackager: Sendable {
     /// What the next build needs to skip the blocks whose inputs will not have changed.
     static func memos(of packaged: [BlockPackager.Packaged]) -> BlockMemos<BlockNote> {
         var memos = BlockMemos<BlockNote>()
+        memos.memos.reserveCapacity(packaged.count)
         for block in packaged {
             guard let inputs = block.inputs else { continue }
             switch block.outcome {
