@@ -6,7 +6,7 @@ public enum JSONString {
     public static func append(_ value: String, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
         // Ids, paths and hashes need no escaping: copy them whole. Scanned over the string's
-        // own storage: through the view's iterator, the scan was most of encoding a manifest.
+        // own storage: through the view's iterator, the scan was half of encoding a manifest.
         let clean = value.utf8.withContiguousStorageIfAvailable { !$0.contains(where: needsEscape) } ?? !value.utf8.contains(where: needsEscape)
         guard !clean else {
             bytes.append(contentsOf: value.utf8)

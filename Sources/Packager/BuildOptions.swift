@@ -33,6 +33,10 @@ public struct BuildOptions: Sendable {
     /// it are not trusted to be final (`TreeStamp.settleMargin`). Tests set it ahead instead of
     /// waiting for the clock to pass their own writes.
     public var now: @Sendable () -> Int64 = FileStamp.now
+    /// False where the process exits right after the build (the command line): the build's
+    /// tables are then left to the exit instead of freed one by one (`LeftForExit`). A caller
+    /// that builds again in the same process keeps the default.
+    public var freesMemoryWhenDone = true
 
     /// `publishedAt`: ISO 8601 (see `PublishTime`).
     public init(

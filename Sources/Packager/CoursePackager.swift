@@ -71,6 +71,7 @@ public struct CoursePackager: Sendable {
         ManifestWrite.removeUnnamedParts(in: options.outputFolder, keeping: writtenIndex)
         record(&report, in: incremental, inputs: pendingInputs, clean: !collected.failedWhileWriting, started: started, loaded: loaded)
         report.durations.finishSeconds = phase.lap()
+        if !options.freesMemoryWhenDone { LeftForExit.keep((course, blocks, manifest, previous, memos, collected, writtenIndex)) }
         return report
     }
 

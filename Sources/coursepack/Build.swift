@@ -67,7 +67,9 @@ struct Build: ParsableCommand {
 
     func run() throws {
         let templateSet = try orExitBadInput { try templates.map { try PageTemplates.overriding(with: $0) } ?? .defaults() }
-        let options = try orExitBadInput { try self.options(templates: templateSet) }
+        var options = try orExitBadInput { try self.options(templates: templateSet) }
+        // The process ends after this build: its memory goes back at exit, not block by block.
+        options.freesMemoryWhenDone = false
         let progress = ProgressLine(enabled: !quiet && isatty(STDERR_FILENO) == 1)
         let result = try orExitBadInput(cleanup: progress.finish) {
             try CoursePackager(options: options).build(coursePath: source.course) { done, total in progress.update(done, of: total) }
