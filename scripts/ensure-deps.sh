@@ -73,19 +73,27 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
-# Python packages the tests use, as: module  pip-name
-if [ "${1:-}" = "--test" ]; then
-  # selenium drives Chromium; pytest runs the browser tests.
-  # The Open edX plugin's tests (Django, Celery, openedx-events; for its LMS endpoints DRF,
-  # edx-drf-extensions and PyJWT); PyYAML reads the CI recipes; lxml: the differential test
-  # names blocks as the LMS import does (Tests/olx).
-  for pair in "jsonschema jsonschema" "selenium selenium" "pytest pytest" "yaml PyYAML" "django Django" \
-      "celery celery" "openedx_events openedx-events" "pytest_django pytest-django" "redis redis" \
-      "rest_framework djangorestframework" "edx_rest_framework_extensions edx-drf-extensions" "jwt PyJWT" "lxml lxml"; do
+# Python packages the tests use, as: module  pip-name. `make bench` needs the plugin's own (its
+# burst publishes through the plugin's receivers to Celery workers); a bench on a new machine
+# had none and reported the burst as not measured.
+python_needs=()
+# The Open edX plugin (Django, Celery, openedx-events, the redis client; for its LMS endpoints
+# DRF, edx-drf-extensions and PyJWT).
+plugin_needs=("django Django" "celery celery" "openedx_events openedx-events" "redis redis" \
+  "rest_framework djangorestframework" "edx_rest_framework_extensions edx-drf-extensions" "jwt PyJWT")
+case "${1:-}" in
+  # selenium drives Chromium; pytest runs the browser tests; PyYAML reads the CI recipes; lxml:
+  # the differential test names blocks as the LMS import does (Tests/olx).
+  --test) python_needs=("jsonschema jsonschema" "selenium selenium" "pytest pytest" "yaml PyYAML" \
+    "pytest_django pytest-django" "lxml lxml" "${plugin_needs[@]}") ;;
+  --bench) python_needs=("${plugin_needs[@]}") ;;
+esac
+if [ ${#python_needs[@]} -gt 0 ]; then
+  for pair in "${python_needs[@]}"; do
     module=${pair%% *}
     package=${pair#* }
     if ! python3 -c "import $module" 2>/dev/null; then
-      echo "installing the Python $package package (tests use it)"
+      echo "installing the Python $package package (the tests or make bench use it)"
       # Debian's python marks its site-packages as externally managed; the tests need the module
       # wherever python3 finds it.
       python3 -m pip install -q "$package" 2>/dev/null || python3 -m pip install -q --break-system-packages "$package"
@@ -97,6 +105,8 @@ if [ "${1:-}" = "--test" ]; then
     echo "installing the Open edX plugin from integrations/openedx (its tests need it registered)"
     python3 -m pip install -q -e "$(dirname "$0")/../integrations/openedx" 2>/dev/null || python3 -m pip install -q --break-system-packages -e "$(dirname "$0")/../integrations/openedx"
   fi
+fi
+if [ "${1:-}" = "--test" ]; then
   # The publish tests run a real S3 protocol server on loopback (moto_server, with boto3 to set it up).
   if ! { command -v moto_server >/dev/null && python3 -c "import moto, boto3" 2>/dev/null; }; then
     echo "installing the Python moto[server] package (the publish tests use it)"
