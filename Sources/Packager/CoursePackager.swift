@@ -39,15 +39,25 @@ public struct CoursePackager: Sendable {
             stampedInputs = Background(finished: inputs)
         }
 
+        // A rebuild reads the previous publish while the course loads: the walk of the course is
+        // on one core, and at 100,000 blocks each took more than a second. Under the lock, so no
+        // other build replaces the manifest meanwhile; only where the output folder exists (the
+        // lock creates it), and with one job after the course, on the build's one thread.
+        let earlyLock = try options.jobs > 1 && FileManager.default.fileExists(atPath: options.outputFolder) ? lockOutput() : nil
+        let readEarly = earlyLock.map { _ in Background { (self.readPreviousManifest(), incremental.loadBlockMemos(as: BlockNote.self)) } }
         let (course, export) = try openCourse(coursePath)
         defer { export.close() }
         let loaded = Date()
-        let lock = try lockOutput()
+        let lock: FileLock
+        if let earlyLock { lock = earlyLock } else { lock = try lockOutput() }
         defer { withExtendedLifetime(lock) {} }
         var report = BuildReport(courseID: course.id, publishedAt: options.publishedAt.text, outputFolder: options.outputFolder)
         var phase = PhaseClock(from: loaded)
-        let previous = try checkOutput(for: course)
-        let memos = startChanging(incremental, previous: previous)
+        let early = readEarly?.value
+        let previous = try checkOutput(for: course, read: early?.0 ?? readPreviousManifest())
+        // What the last build left of each block, read before `startChanging` forgets it.
+        let memos = early?.1 ?? incremental.loadBlockMemos(as: BlockNote.self)
+        startChanging(incremental, previous: previous)
         report.durations.previousSeconds = phase.lap()
 
         let blocks = packageCourse(
@@ -76,12 +86,9 @@ public struct CoursePackager: Sendable {
     }
 
     /// From here the output may change; the state describes it again only once it is final.
-    /// Returns what the last build left of each block.
-    private func startChanging(_ incremental: IncrementalBuild, previous: PreviousPublish) -> BlockMemos<BlockNote> {
-        let memos = incremental.loadBlockMemos(as: BlockNote.self)
+    private func startChanging(_ incremental: IncrementalBuild, previous: PreviousPublish) {
         incremental.forget()
         removeTemporaryLeftovers(in: options.outputFolder, keeping: previous.archives)
-        return memos
     }
 
     /// The build's durations, and the build recorded for the next one to compare with, unless a
@@ -110,8 +117,8 @@ public struct CoursePackager: Sendable {
 
     /// Every check that can refuse the build, before anything in DIR or the state changes: the
     /// previous publish, links among DIR's folders, the state folder's place.
-    private func checkOutput(for course: Course) throws(BuildError) -> PreviousPublish {
-        let previous = try previousPublish(of: course)
+    private func checkOutput(for course: Course, read: Result<PublishedManifest?, BuildError>) throws(BuildError) -> PreviousPublish {
+        let previous = try previousPublish(of: course, read: try read.get())
         try refuseLinkedFolders(in: options.outputFolder)
         try prepareStateFolder()
         return previous
@@ -276,14 +283,17 @@ public struct CoursePackager: Sendable {
     /// Without `manifest.json` (a course too large for it), the index and its parts are the
     /// previous publish; a part missing or not what the index names is refused like a broken
     /// manifest, naming the part.
-    private func previousPublish(of course: Course) throws(BuildError) -> PreviousPublish {
-        let out = options.outputFolder
-        let published: PublishedManifest?
+    /// The manifest the output folder holds, as read; nil when there is none.
+    private func readPreviousManifest() -> Result<PublishedManifest?, BuildError> {
         do {
-            published = try PublishedManifest.read(folder: out, workers: options.jobs)
+            return .success(try PublishedManifest.read(folder: options.outputFolder, workers: options.jobs))
         } catch {
-            throw .previousManifest(error)
+            return .failure(.previousManifest(error))
         }
+    }
+
+    private func previousPublish(of course: Course, read published: PublishedManifest?) throws(BuildError) -> PreviousPublish {
+        let out = options.outputFolder
         let previous = published?.manifest
         let manifestPath = out + "/" + (published?.hasWholeFile == false ? ManifestIndex.fileName : PublishedManifest.wholeFileName)
         if let previous, previous.courseID != course.id {
