@@ -47,9 +47,12 @@ public struct IncrementalBuild: Sendable {
     }
 
     /// Nil when the course cannot be walked; the build then reports why.
-    public func stampInputs(coursePath: String, settings: [String], since: Int64 = FileStamp.now()) -> Inputs? {
+    /// `workers`: threads that `lstat` a big folder's entries (at 100,000 blocks, one thread
+    /// took most of a second before a rebuild could start).
+    public func stampInputs(coursePath: String, settings: [String], since: Int64 = FileStamp.now(), workers: Int = 1) -> Inputs? {
         let skipped = [outputFolder, stateFolder].compactMap(TreeStamp.identity(of:))
-        guard let course = TreeStamp.of(coursePath, skipping: skipped, since: since, resolution: timestampResolution) else { return nil }
+        guard let course = TreeStamp.of(coursePath, skipping: skipped, since: since, workers: workers, resolution: timestampResolution)
+        else { return nil }
         var hasher = SHA256()
         let program = Self.programStamp
         let canonicalCourse = realpath(coursePath, nil).map { pointer in

@@ -29,8 +29,9 @@ public struct CoursePackager: Sendable {
         // the end, and is walked while the manifest is written, when a core is free.
         let since = options.now()
         let settings = inputSettings(renderer: renderer)
+        let workers = options.jobs
         let stampCourse: @Sendable () -> IncrementalBuild.Inputs? = {
-            incremental.stampInputs(coursePath: coursePath, settings: settings, since: since)
+            incremental.stampInputs(coursePath: coursePath, settings: settings, since: since, workers: workers)
         }
         var stampedInputs: Background<IncrementalBuild.Inputs?>?
         if incremental.hasRecord {
