@@ -140,7 +140,7 @@ public enum DurableFile {
 
     /// Whether `name` is one `temporaryPath` makes.
     public static func isTemporaryName(_ name: String) -> Bool {
-        name.hasPrefix(".") && name.contains(".tmp-")
+        name.hasPrefix(".") && name.containsUTF8(".tmp-")
     }
 
     /// Exchanges two paths atomically where the system can (Linux's renameat2 RENAME_EXCHANGE):

@@ -664,7 +664,7 @@ public struct CoursePackager: Sendable {
     private func removeTemporaryLeftovers(in folder: String, keeping named: Set<String>) {
         let manager = FileManager.default
         func isLeftover(_ path: String, _ name: String) -> Bool {
-            name.contains(".tmp-") || (Staging.isStaged(name) && !named.contains(path))
+            name.containsUTF8(".tmp-") || (Staging.isStaged(name) && !named.contains(path))
         }
         for top in (try? manager.contentsOfDirectory(atPath: folder)) ?? [] {
             if isLeftover(top, top) { unlink(folder + "/" + top); continue }
@@ -675,7 +675,7 @@ public struct CoursePackager: Sendable {
                 // Published contents sit one level deeper: `files/<hh>/<sha256>`.
                 guard top == CourseFile.folder else { continue }
                 let shard = folder + "/" + top + "/" + name
-                for inner in (try? manager.contentsOfDirectory(atPath: shard)) ?? [] where inner.contains(".tmp-") {
+                for inner in (try? manager.contentsOfDirectory(atPath: shard)) ?? [] where inner.containsUTF8(".tmp-") {
                     unlink(shard + "/" + inner)
                 }
             }

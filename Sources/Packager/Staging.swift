@@ -22,7 +22,7 @@ enum Staging {
         return "\(folder).\(name)\(marker)\(contentHash.prefix(16))"
     }
 
-    static func isStaged(_ path: String) -> Bool { path.contains(marker) }
+    static func isStaged(_ path: String) -> Bool { path.containsUTF8(marker) }
 
     /// An archive path a manifest this build wrote may name: `<type>/<name>.zip`, or (in a
     /// manifest a killed build left mid-staging) its staged copy `<type>/.<name>.zip.staged-<hash>`.
