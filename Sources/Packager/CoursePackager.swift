@@ -45,7 +45,7 @@ public struct CoursePackager: Sendable {
         // other build replaces the manifest meanwhile; only where the output folder exists (the
         // lock creates it), and with one job after the course, on the build's one thread.
         let earlyLock = try options.jobs > 1 && FileManager.default.fileExists(atPath: options.outputFolder) ? lockOutput() : nil
-        let readEarly = earlyLock.map { _ in Background { (self.readPreviousManifest(), incremental.loadBlockMemos(as: BlockNote.self)) } }
+        let readEarly = earlyLock.map { _ in Background { (manifest: self.readPreviousManifest(), memos: incremental.loadBlockMemos(as: BlockNote.self)) } }
         let (course, export) = try openCourse(coursePath)
         defer { export.close() }
         let loaded = Date()
@@ -55,9 +55,9 @@ public struct CoursePackager: Sendable {
         var report = BuildReport(courseID: course.id, publishedAt: options.publishedAt.text, outputFolder: options.outputFolder)
         var phase = PhaseClock(from: loaded)
         let early = readEarly?.value
-        let previous = try checkOutput(for: course, read: early?.0 ?? readPreviousManifest())
+        let previous = try checkOutput(for: course, read: early?.manifest ?? readPreviousManifest())
         // What the last build left of each block, read before `startChanging` forgets it.
-        let memos = early?.1 ?? incremental.loadBlockMemos(as: BlockNote.self)
+        let memos = early?.memos ?? incremental.loadBlockMemos(as: BlockNote.self)
         startChanging(incremental, previous: previous)
         report.durations.previousSeconds = phase.lap()
 
@@ -278,12 +278,6 @@ public struct CoursePackager: Sendable {
         let written: Int64?
     }
 
-    /// Reads the previous manifest, refusing a corrupt or newer one, another course's, or one
-    /// naming anything but `<type>/<name>.zip`: the build deletes what it names, so it is
-    /// checked as strictly as a server's manifest before anything it names is touched.
-    /// Without `manifest.json` (a course too large for it), the index and its parts are the
-    /// previous publish; a part missing or not what the index names is refused like a broken
-    /// manifest, naming the part.
     /// The manifest the output folder holds, as read; nil when there is none.
     private func readPreviousManifest() -> Result<PublishedManifest?, BuildError> {
         do {
@@ -293,6 +287,12 @@ public struct CoursePackager: Sendable {
         }
     }
 
+    /// Reads the previous manifest, refusing a corrupt or newer one, another course's, or one
+    /// naming anything but `<type>/<name>.zip`: the build deletes what it names, so it is
+    /// checked as strictly as a server's manifest before anything it names is touched.
+    /// Without `manifest.json` (a course too large for it), the index and its parts are the
+    /// previous publish; a part missing or not what the index names is refused like a broken
+    /// manifest, naming the part.
     private func previousPublish(of course: Course, read published: PublishedManifest?) throws(BuildError) -> PreviousPublish {
         let out = options.outputFolder
         let previous = published?.manifest

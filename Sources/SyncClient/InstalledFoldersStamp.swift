@@ -246,7 +246,7 @@ struct InstalledFoldersStamp: Sendable, Equatable {
                 closedir(stream)
                 return nil
             }
-            names.sort { $0.lexicographicallyPrecedes($1) }
+            names.sort(by: ByteOrder.precedes)
             (self.stream, self.names) = (stream, names)
         }
 

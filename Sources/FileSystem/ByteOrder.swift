@@ -24,3 +24,14 @@ extension String {
         }
     }
 }
+
+/// Byte strings in the order `lexicographicallyPrecedes` gives them, compared with `memcmp`:
+/// the folder walks that stamp a course, an output or a device sort each folder's names, and the
+/// generic comparison was a tenth of stamping 100,000 files.
+public enum ByteOrder {
+    public static func precedes(_ left: [UInt8], _ right: [UInt8]) -> Bool {
+        let common = min(left.count, right.count)
+        let order = common == 0 ? 0 : left.withUnsafeBytes { l in right.withUnsafeBytes { r in memcmp(l.baseAddress!, r.baseAddress!, common) } }
+        return order != 0 ? order < 0 : left.count < right.count
+    }
+}
