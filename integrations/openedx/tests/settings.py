@@ -1,5 +1,8 @@
-"""Django settings for the plugin's own tests: no edx-platform, an in-memory database, Celery
+"""Django settings for the plugin's own tests: no edx-platform, a scratch SQLite file, Celery
 running tasks in the calling process."""
+
+import os
+import tempfile
 
 SECRET_KEY = "coursepack-tests"
 USE_TZ = True
@@ -12,7 +15,16 @@ INSTALLED_APPS = [
     "rest_framework",
     "coursepack_openedx",
 ]
-DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}}
+# A file, not ":memory:": Django shares an in-memory test database between threads through
+# SQLite's shared cache, whose table locks fail at once ("database table is locked") instead of
+# waiting, and the real-worker tests read the table while a Celery worker thread writes it. A
+# file waits on its lock for `timeout` seconds, as the LMS's own database would.
+DATABASES = {"default": {
+    "ENGINE": "django.db.backends.sqlite3",
+    "NAME": os.path.join(tempfile.gettempdir(), "coursepack-plugin-tests.sqlite3"),
+    "OPTIONS": {"timeout": 30},
+    "TEST": {"NAME": os.path.join(tempfile.gettempdir(), f"coursepack-plugin-tests-{os.getpid()}.sqlite3")},
+}}
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 ROOT_URLCONF = "tests.urls"
 MIDDLEWARE = [
