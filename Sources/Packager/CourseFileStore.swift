@@ -24,8 +24,9 @@ final class CourseFileStore: Sendable {
         case prepared(PreparedEntry)
     }
 
-    /// One content in its published form; `entry` is how an archive copies it, nil until a
-    /// stored content's CRC-32 is first needed.
+    /// One content in its published form; `entry` is how an archive copies it, nil until it is
+    /// first needed for a content kept from the previous publish (a stored one's CRC-32, a gzip
+    /// member's framing).
     struct Published: Sendable {
         let file: CourseFile
         let path: String
@@ -59,10 +60,17 @@ final class CourseFileStore: Sendable {
     /// The content, published unless the previous publish holds it intact.
     @discardableResult
     func publish(_ content: Content, sha256: String) throws -> CourseFile {
-        if let known = published.withLock({ $0[sha256] }) { return known.file }
-        let made = try adopted(sha256) ?? write(content, sha256: sha256)
+        if let known = published.withLock({ $0[sha256] }), (try? copiedEntry(of: known, sha256: sha256)) != nil { return known.file }
+        let made: Published
+        if var kept = adopted(sha256), let entry = try? Self.readEntry(of: kept) {
+            kept.entry = entry
+            made = kept
+        } else {
+            made = try write(content, sha256: sha256)
+        }
         return published.withLock { known in
-            if let first = known[sha256] { return first.file }
+            // Another worker's copy, unless it is the one found damaged above (now replaced).
+            if let first = known[sha256], first.entry != nil { return first.file }
             known[sha256] = made
             return made.file
         }
@@ -76,7 +84,11 @@ final class CourseFileStore: Sendable {
     }
 
     /// Whether every content `listing` names is published, or intact from the previous publish
-    /// (then it counts as published): what lets a block keep its previous entry.
+    /// (then it counts as published): what lets a block keep its previous entry. Intact as an
+    /// archive is: of the size the manifest gives and not changed since it was written. At
+    /// 100,000 reused blocks, reading each gzip member's framing here too was an open and two
+    /// reads per content; it is read when an archive first copies the content, and a block
+    /// built with a content whose framing is damaged publishes it again (`publish`).
     func holds(_ listing: FileListing) -> Bool {
         for sha256 in Set(listing.values) {
             if published.withLock({ $0[sha256] }) != nil { continue }
@@ -91,16 +103,44 @@ final class CourseFileStore: Sendable {
         guard let known = published.withLock({ $0[sha256] }) else {
             throw BuildError.output(path: outputFolder + "/" + CourseFile.path(sha256: sha256, encoding: nil), reason: "content was never published")
         }
-        if let entry = known.entry { return .copied(entry) }
-        // Stored, and trusted from the previous publish: its CRC-32 is read once per build.
+        return .copied(try copiedEntry(of: known, sha256: sha256))
+    }
+
+    /// How an archive copies a content: known once it is written; for one kept from the
+    /// previous publish, read once per build (a stored file's CRC-32, a gzip member's header and
+    /// trailer) and remembered.
+    private func copiedEntry(of known: Published, sha256: String) throws -> CopiedEntry {
+        if let entry = known.entry { return entry }
+        let entry = try Self.readEntry(of: known)
+        published.withLock { table in
+            if table[sha256]?.path == known.path { table[sha256]?.entry = entry }
+        }
+        return entry
+    }
+
+    private static func readEntry(of known: Published) throws -> CopiedEntry {
+        if let entry = known.entry { return entry }
+        if known.file.encoding == .gzip { return try gzipEntry(at: known.path, of: known.file) }
         let checksum = try MappedFile.sweep(known.path) { _ in }
         guard checksum.size == known.file.size else {
             throw BuildError.output(path: known.path, reason: "is \(checksum.size) bytes, the manifest says \(known.file.size)")
         }
-        let entry = CopiedEntry(
+        return CopiedEntry(
             path: known.path, offset: 0, method: .stored, crc32: checksum.crc32, compressedSize: checksum.size, uncompressedSize: checksum.size)
-        published.withLock { $0[sha256]?.entry = entry }
-        return .copied(entry)
+    }
+
+    /// A published gzip member's deflate stream, as its header and trailer frame it: the fixed
+    /// header this store writes, and a trailer giving the size the manifest lists.
+    private static func gzipEntry(at path: String, of file: CourseFile) throws -> CopiedEntry {
+        let damaged = BuildError.output(path: path, reason: "is not the gzip member of \(file.size) bytes the manifest lists")
+        guard file.compressedSize >= GzipMember.size(deflated: 0), let input = try? InputFile(path: path),
+            (try? input.read(at: 0, count: GzipMember.header.count)) == GzipMember.header,
+            let tail = try? input.read(at: file.compressedSize - UInt64(GzipMember.trailerSize), count: GzipMember.trailerSize),
+            let trailer = GzipMember.readTrailer(tail), trailer.sizeModulo == UInt32(truncatingIfNeeded: file.size)
+        else { throw damaged }
+        return CopiedEntry(
+            path: path, offset: UInt64(GzipMember.header.count), method: .deflated, crc32: trailer.crc32,
+            compressedSize: file.compressedSize - GzipMember.size(deflated: 0), uncompressedSize: file.size)
     }
 
     /// The previous publish's file of this content, when its size is the manifest's and it was
@@ -109,16 +149,7 @@ final class CourseFileStore: Sendable {
         guard let before = previous[sha256], let written = previousWritten else { return nil }
         let path = outputFolder + "/" + before.path(sha256: sha256)
         guard let stamp = FileStamp.of(path), stamp.size == before.compressedSize, stamp.changed < written else { return nil }
-        guard before.encoding == .gzip else { return Published(file: before, path: path, entry: nil) }
-        guard stamp.size >= GzipMember.size(deflated: 0), let input = try? InputFile(path: path),
-            (try? input.read(at: 0, count: GzipMember.header.count)) == GzipMember.header,
-            let tail = try? input.read(at: stamp.size - UInt64(GzipMember.trailerSize), count: GzipMember.trailerSize),
-            let trailer = GzipMember.readTrailer(tail), trailer.sizeModulo == UInt32(truncatingIfNeeded: before.size)
-        else { return nil }
-        let entry = CopiedEntry(
-            path: path, offset: UInt64(GzipMember.header.count), method: .deflated, crc32: trailer.crc32,
-            compressedSize: stamp.size - GzipMember.size(deflated: 0), uncompressedSize: before.size)
-        return Published(file: before, path: path, entry: entry)
+        return Published(file: before, path: path, entry: nil)
     }
 
     private func write(_ content: Content, sha256: String) throws -> Published {

@@ -69,14 +69,23 @@ public struct CoursePackager: Sendable {
         // Rendering and archiving freed most of what they took, in every worker's arena.
         FreedMemory.returnToSystem()
         var collected = collect(blocks.packaged.lazy.map(\.outcome), of: blocks.leaves, course: course, previous: previous, into: &report)
-        let manifest = try composeManifest(
+        let (manifest, search) = try composeManifest(
             of: course, export: export.directory, renderer: renderer, blocks: blocks, previous: previous.manifest,
             collected: &collected, report: &report)
+        // What only the next build reads (the search step's caches, the block memos, the file
+        // hashes) is written on another core while the manifest is encoded and made durable,
+        // work that runs on one: with two jobs, that tail was a sixth of a text course's build.
+        // None of it names anything a reader of the output follows, so it may land before the
+        // manifest does; the build's record, which vouches for it all, is written last.
+        let stateSaved = Background.onAnotherCore(if: options.jobs > 1) {
+            search.saveCaches(to: self.options.stateFolder)
+            self.saveState(incremental, blocks: blocks)
+        }
         let writtenIndex = try writeManifest(
             manifest, previous: previous, staged: collected.staged, writtenFolders: collected.writtenFolders,
             pending: blocks.assets.writer.pendingSyncs, report: &report)
         report.durations.manifestSeconds = phase.lap()
-        saveState(incremental, blocks: blocks)
+        stateSaved.value
         report.counts.removed = removeUnnamedArchives(previous: previous.archives, manifest: manifest)
         CourseFileRemoval.removeUnnamed(in: options.outputFolder, manifest: manifest)
         ManifestWrite.removeUnnamedParts(in: options.outputFolder, keeping: writtenIndex)
@@ -161,7 +170,7 @@ public struct CoursePackager: Sendable {
     private func composeManifest(
         of course: Course, export: ExportDirectory, renderer: BlockRenderer, blocks: PackagedBlocks, previous: CourseManifest?,
         collected: inout CollectedOutcomes, report: inout BuildReport
-    ) throws(BuildError) -> CourseManifest {
+    ) throws(BuildError) -> (CourseManifest, searchCaches: SearchIndexStep) {
         var manifest = CourseManifest(courseID: course.id, publishedAt: options.publishedAt.text, generator: options.generator, blocks: collected.entries)
         // The entries move into the manifest: a second array of 100,000 entries is 40 MB.
         collected.entries = []
@@ -175,18 +184,15 @@ public struct CoursePackager: Sendable {
             try publishShared(runtime.shared, in: &manifest, previous: previous, writer: writer, store: store, written: &collected.writtenFolders)
         }
         let searchStarted = Date()
-        // The index, its texts and pieces are let go once written and cached for the next build
-        // (a cache by content, which no later failure makes wrong): at 100,000 pages they are
-        // the course's whole text, two or three times over.
-        do {
-            var search = try searchIndex(of: course, export: export, renderer: renderer, entries: manifest.blocks)
-            try publishShared(search.shared, in: &manifest, previous: previous, writer: writer, store: store, written: &collected.writtenFolders)
-            // Published: the parts' bytes go, back to the system, before the caches take as
-            // much again (at 100,000 blocks, 42 MB at the build's peak).
-            search.files = []
-            FreedMemory.returnToSystem()
-            search.saveCaches(to: options.stateFolder)
-        }
+        // The index's parts are let go once published, its texts and pieces once cached for the
+        // next build (a cache by content, which no later failure makes wrong): at 100,000 pages
+        // they are the course's whole text, two or three times over.
+        var search = try searchIndex(of: course, export: export, renderer: renderer, entries: manifest.blocks)
+        try publishShared(search.shared, in: &manifest, previous: previous, writer: writer, store: store, written: &collected.writtenFolders)
+        // Published: the parts' bytes go, back to the system, before the caches are written
+        // (at 100,000 blocks, 42 MB at the build's peak).
+        search.files = []
+        FreedMemory.returnToSystem()
         report.durations.searchSeconds = Date().timeIntervalSince(searchStarted)
         manifest.files = Self.listedContents(of: &manifest, published: blocks.assets.files.contents, previous: previous)
         collected.writtenFolders.formUnion(blocks.assets.files.writtenFolders)
@@ -195,7 +201,7 @@ public struct CoursePackager: Sendable {
         {
             manifest.publishedAt = previous.publishedAt
         }
-        return manifest
+        return (manifest, search)
     }
 
     /// What the next build reuses: file hashes, block memos, page facts (the search step

@@ -26,3 +26,11 @@ public final class Background<T: Sendable>: Sendable {
         return result.withLock { $0 }!
     }
 }
+
+extension Background {
+    /// `work` on another thread when `parallel`, else run here before this returns: a build of
+    /// one job runs on one thread.
+    public static func onAnotherCore(if parallel: Bool, _ work: @escaping @Sendable () -> T) -> Background {
+        parallel ? Background(work) : Background(finished: work())
+    }
+}

@@ -161,6 +161,44 @@ import ZipArchive
         #expect(try PublishVerifier.verify(folder: out).problems.map(\.message) == [])
     }
 
+    /// A published content kept from the previous publish is trusted as an archive is (its size,
+    /// not changed since the manifest was written), so the blocks that only list it are reused;
+    /// its gzip framing is read once a block built now copies it, and a damaged one is written
+    /// again, not copied into the new archive.
+    @Test func aContentDamagedInPlaceIsWrittenAgainByTheBlockThatCopiesIt() throws {
+        let course = TestSupport.temporaryFolder("course")
+        try TestSupport.copy(Self.demo, to: course)
+        let out = TestSupport.temporaryFolder("out")
+        _ = try build(course, into: out, now: TestSupport.clockAhead)
+        let before = try manifest(in: out)
+        let sheetName = "static/cm_style_guide_demox.css"
+        let users = before.blocks.filter { $0.files?[sheetName] != nil && $0.type == "html" }
+        let sheet = try #require(users.first?.files?[sheetName])
+        let published = try #require(before.files?[sheet])
+        #expect(published.encoding == .gzip)
+        let path = out + "/" + published.path(sha256: sheet)
+        var bytes = TestSupport.read(path)
+        bytes[0] ^= 0xFF  // the gzip magic: the same size, no longer a member this store wrote
+        try TestSupport.writeBytes(bytes, to: path)
+        // As if the damage were older than the manifest (a disk's, not an edit's).
+        var times = [timespec(tv_sec: time(nil) + 5, tv_nsec: 0), timespec(tv_sec: time(nil) + 5, tv_nsec: 0)]
+        #expect(utimensat(AT_FDCWD, out + "/manifest.json", &times, 0) == 0)
+
+        let edited = try #require(users.first)
+        let urlName = try #require(edited.usageID.split(separator: "@").last.map(String.init))
+        let page = course + "/html/" + urlName + ".html"
+        try TestSupport.writeBytes(TestSupport.read(page) + Array("\n<p>Corrected.</p>\n".utf8), to: page)
+        let (_, report) = try build(course, into: out, publishedAt: "2026-11-23T10:00:00Z", now: TestSupport.clockAhead)
+        #expect(report.errors == [])
+        #expect(report.counts.built == 1, "the other \(users.count - 1) users of the sheet are reused")
+        #expect(TestSupport.read(path) != bytes, "the damaged content is written again")
+        #expect(try PublishVerifier.verify(folder: out).problems.map(\.message) == [])
+        let python = try #require(TestSupport.which("python3"))
+        let result = try TestSupport.run(python, ["-c", Self.independentCheck, out])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.split(separator: "\n").dropFirst().isEmpty, "\(result.stdout)")
+    }
+
     @Test func noOpRebuildLeavesPublishedContentsUntouched() throws {
         let out = TestSupport.temporaryFolder("out")
         _ = try build(Self.demo, into: out, now: TestSupport.clockAhead)
