@@ -23,7 +23,8 @@ struct SearchIndexStep: Sendable {
     /// `index.js` and the parts, in order, as the archive and the course files hold them; let
     /// go once published.
     var files: [SharedContent.File]
-    /// What the next build may reuse, and whether it differs from what this one started with.
+    /// What the next build may reuse, and whether it differs from what this one started with
+    /// (of the texts, only the shards to write again).
     let texts: SearchTexts
     let chunks: DeflatedChunks
     /// The `SearchTexts` shards to write again.
@@ -174,7 +175,7 @@ struct SearchIndexStep: Sendable {
         for block in documented {
             if let fingerprint = block.fingerprint { parts.record(fingerprint, length: block.length) }
         }
-        let (texts, extracted) = Self.texts(of: documented, entries: entries, cachedTexts: sources.cachedTexts, language: course.language)
+        let (texts, changedTexts) = Self.texts(of: documented, entries: entries, cachedTexts: sources.cachedTexts, language: course.language)
 
         let names = made.map { SearchIndex.partName(sha256: $0.sha256) }
         let root = SearchIndex.root(courseID: course.id, language: course.language, textVersion: Self.textVersion, parts: names)
@@ -185,7 +186,7 @@ struct SearchIndexStep: Sendable {
         }
         return SearchIndexStep(
             contentHash: contentHash, files: files, texts: texts, chunks: used,
-            changedTexts: texts.changedShards(since: sources.cachedTexts, extracted: extracted),
+            changedTexts: changedTexts,
             chunksChanged: used.chunks.count != known.count || made.contains { known[$0.key] == nil },
             parts: parts, partsChanged: parts.differs(from: cachedParts))
     }
@@ -296,28 +297,59 @@ struct SearchIndexStep: Sendable {
         return (EncodedSearchDocument(document), true)
     }
 
-    /// The texts the next build may reuse, and the usage ids whose text this build extracted. A
-    /// block whose part was found again keeps the record it was found with.
+    /// The `SearchTexts` shards that differ from `cachedTexts`, and the records of those shards
+    /// (the others stay as they are in the state folder): a shard differs when a block in it
+    /// had its text extracted anew or a record in it is no longer carried forward. Only the
+    /// changed shards' records are gathered: at 100,000 blocks, a table of every record built
+    /// anew for each edit, and compared with the last, took a third of a second. A block whose
+    /// part was found again keeps the record it was found with.
     private static func texts(
         of planned: [Planned], entries: [BlockEntry], cachedTexts: SearchTexts, language: String
-    ) -> (SearchTexts, extracted: Set<String>) {
-        var texts = SearchTexts(textVersion: textVersion, language: language)
-        texts.texts.reserveCapacity(planned.count)
-        var extracted = Set<String>()
+    ) -> (SearchTexts, changed: Set<Int>) {
+        let shards = Int(SearchTexts.shardCount)
+        guard cachedTexts.textVersion == textVersion, cachedTexts.language == language else {
+            return (Self.records(of: planned, entries: entries, cachedTexts: cachedTexts, language: language, in: nil), Set(0..<shards))
+        }
+        var changed = Set<Int>()
+        var carried = [Int](repeating: 0, count: shards)
         for block in planned where block.length > 0 {
             let entry = entries[block.entry]
             guard let contentHash = entry.contentHash else { continue }
-            guard let (document, fresh) = block.document else {
+            let shard = SearchTexts.shard(of: entry.usageID)
+            if let (_, fresh) = block.document {
+                if fresh { changed.insert(shard) } else { carried[shard] += 1 }
+            } else if cachedTexts.text(of: entry.usageID, contentHash: contentHash, offline: entry.isOffline) != nil {
+                carried[shard] += 1
+            }
+        }
+        // A record not carried forward (its block removed, or no longer with a text) changes its
+        // shard too. Counts, not sets of ids: a carried record is one of the shard's own.
+        var recorded = [Int](repeating: 0, count: shards)
+        for usageID in cachedTexts.texts.keys { recorded[SearchTexts.shard(of: usageID)] += 1 }
+        for shard in 0..<shards where recorded[shard] != carried[shard] { changed.insert(shard) }
+        return (Self.records(of: planned, entries: entries, cachedTexts: cachedTexts, language: language, in: changed), changed)
+    }
+
+    /// The records of the blocks in `shards` (all of them when nil).
+    private static func records(
+        of planned: [Planned], entries: [BlockEntry], cachedTexts: SearchTexts, language: String, in shards: Set<Int>?
+    ) -> SearchTexts {
+        var texts = SearchTexts(textVersion: textVersion, language: language)
+        if shards?.isEmpty == true { return texts }
+        for block in planned where block.length > 0 {
+            let entry = entries[block.entry]
+            guard let contentHash = entry.contentHash else { continue }
+            if let shards, !shards.contains(SearchTexts.shard(of: entry.usageID)) { continue }
+            guard let (document, _) = block.document else {
                 if let known = cachedTexts.text(of: entry.usageID, contentHash: contentHash, offline: entry.isOffline) {
                     texts.texts[entry.usageID] = known
                 }
                 continue
             }
-            if fresh { extracted.insert(entry.usageID) }
             texts.texts[entry.usageID] = SearchTexts.Text(
                 contentHash: contentHash, offline: entry.isOffline, text: document.textLiteral, bodyTerms: document.bodyTermsLiteral)
         }
-        return (texts, extracted)
+        return texts
     }
 
     /// The parts, as ranges of the documents (by their encoded `lengths`, in order): a part

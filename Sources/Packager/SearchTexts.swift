@@ -60,23 +60,7 @@ struct SearchTexts: Sendable {
         return cache
     }
 
-    /// The shards whose records differ from those of `previous` (all of them when it is of
-    /// another text version or language).
-    func changedShards(since previous: SearchTexts, extracted: Set<String>) -> Set<Int> {
-        guard previous.textVersion == textVersion, previous.language == language else { return Set(0..<Int(Self.shardCount)) }
-        var changed = Set<Int>()
-        for (usageID, text) in texts {
-            guard !extracted.contains(usageID), let before = previous.texts[usageID], before.contentHash == text.contentHash,
-                before.offline == text.offline
-            else {
-                changed.insert(Self.shard(of: usageID))
-                continue
-            }
-        }
-        for usageID in previous.texts.keys where texts[usageID] == nil { changed.insert(Self.shard(of: usageID)) }
-        return changed
-    }
-
+    /// Writes the files of `shards` with the records this holds for them.
     func save(shards: Set<Int>, to stateFolder: String) {
         guard !shards.isEmpty else { return }
         try? FileManager.default.createDirectory(atPath: stateFolder + "/" + Self.folderName, withIntermediateDirectories: true)

@@ -1,5 +1,6 @@
 import ClientTarget
 import CourseSearch
+import FileSystem
 import Foundation
 import Manifest
 import OfflineSearch
@@ -122,6 +123,55 @@ func courseWithPlantedAnswers() throws -> String {
         #expect(renamedIndex.documents.first { $0.usageID.hasSuffix("welcome_page") }?.pathTerms.hasPrefix("premiere etape") == true)
         let (fresh, _) = try publishedIndex(in: try build(course))
         #expect(fresh == renamed)
+    }
+
+    /// The texts a rebuild takes from the state folder are kept in shards by usage id: an edit
+    /// writes only its page's shard again, a removed block's record leaves its shard, and what
+    /// the next build publishes from them is what a fresh build publishes.
+    @Test func anEditWritesOnlyItsTextShardAndARemovalDropsItsRecord() throws {
+        let course = TestSupport.temporaryFolder("search-texts") + "/course"
+        try TestSupport.copy(TestSupport.exampleCourse, to: course)
+        let out = try build(course)
+        let shards = out + ".coursepack-state/search-texts"
+        func stamps() -> [String: [Int64]] {
+            var stamps: [String: [Int64]] = [:]
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: shards)) ?? [] {
+                if let stamp = FileStamp.of(shards + "/" + name) { stamps[name] = [Int64(stamp.inode), stamp.modified] }
+            }
+            return stamps
+        }
+        func holding(_ id: String) -> [String] {
+            stamps().keys.filter { TestSupport.read(shards + "/" + $0).firstRange(of: Array(id.utf8)) != nil }.sorted()
+        }
+        let welcome = "block-v1:CoursepackX+CP101+2026+type@html+block@welcome_page"
+        let before = stamps()
+        #expect(before.count > 1)
+        let shard = holding(welcome)
+        #expect(shard.count == 1)
+
+        let page = course + "/html/welcome_page.html"
+        try TestSupport.writeBytes(TestSupport.read(page) + Array("<p>Zanzibarian lighthouse keepers.</p>".utf8), to: page)
+        _ = try build(course, into: out)
+        let edited = stamps()
+        #expect(Set(edited.keys) == Set(before.keys))
+        #expect(edited.filter { before[$0.key] != $0.value }.map(\.key) == shard)
+        #expect(TestSupport.read(shards + "/" + shard[0]).firstRange(of: Array("lighthouse".utf8)) != nil)
+
+        // A page no other page links to, so no other page changes with it.
+        let styled = "block-v1:CoursepackX+CP101+2026+type@html+block@styled_page"
+        let styledShard = holding(styled)
+        #expect(styledShard.count == 1)
+        let unit = course + "/vertical/intro_unit.xml"
+        let pointer = "<html url_name=\"styled_page\" display_name=\"A styled page (pointer overrides the file's name)\"/>"
+        let unitText = String(decoding: TestSupport.read(unit), as: UTF8.self)
+        #expect(unitText.contains(pointer))
+        try TestSupport.writeBytes(Array(unitText.replacingOccurrences(of: pointer, with: "").utf8), to: unit)
+        _ = try build(course, into: out)
+        #expect(holding(styled) == [])
+        let removed = stamps()
+        #expect(removed.filter { edited[$0.key] != $0.value }.map(\.key) == styledShard, "only the removed block's shard")
+        let (fresh, _) = try publishedIndex(in: try build(course))
+        #expect(try publishedIndex(in: out).0 == fresh)
     }
 
     /// The documents are in parts named after their hashes: an edit to one page of the demo
