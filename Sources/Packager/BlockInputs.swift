@@ -5,17 +5,23 @@ import ParallelMap
 
 /// Everything a block's page is made from, as one digest per block: its own definition (the
 /// parsed element and its bytes, merged attributes, place in the course, groups), the file
-/// holding its HTML, the style-only head of its unit, and the course-wide context every page
-/// shares (settings and program, course identity and language, where every link to another
-/// block lands, and the name and content hash of every static file). Equal digests, equal pages: a block whose
-/// digest is unchanged is not rendered again. A missed input would publish a stale page, so
-/// the property test compares incremental builds with fresh ones after random edits.
+/// holding its HTML, the style-only head of its unit, where each name its links look up among
+/// the other blocks lands (found or not), and the course-wide context every page shares
+/// (settings and program, course identity and language, the name and content hash of every
+/// static file). Equal digests, equal pages: a block whose digest is unchanged is not rendered
+/// again. The names a page looks up follow from the rest of its inputs, so the names its last
+/// rendering looked up (kept in its memo) are those it would look up again while the rest is
+/// unchanged. A missed input would publish a stale page, so the property test compares
+/// incremental builds with fresh ones after random edits.
 struct BlockInputs: Sendable {
     /// The settings, the course's identity and every static file; nil when a static file
     /// cannot be read: every block is rendered.
     let base: String?
-    /// `base` and where every link to another block lands (`PagePlan`); nil until planned.
+    /// `base`, once the pages are planned; nil until then.
     private(set) var context: String?
+    /// Where a link to another block lands (`PagePlan`), by the name it looks up.
+    private(set) var jumpTargets: [String: String] = [:]
+    private(set) var onlineTargets: [String: String] = [:]
     /// Each leaf's own inputs (`ownDigest`), by usage id.
     let own: [String: String]
     /// The style-only html blocks' head elements (`BlockRenderer.styleOnlyElements`), by usage
@@ -51,19 +57,14 @@ struct BlockInputs: Sendable {
         self.styleOnly = styleOnly
     }
 
-    /// Adds where every link lands: after this, `digest(of:unitHead:)` gives each page's inputs.
+    /// Takes where links land: after this, `digest(of:unitHead:links:)` gives each page's inputs.
     mutating func plan(_ plan: PagePlan) {
         guard let base else { return }
-        var digest = InputDigest("coursepack-block-context-v2")
+        var digest = InputDigest("coursepack-block-context-v3")
         digest.add(base)
-        for (label, targets) in [("jump", plan.jumpTargets), ("online", plan.onlineTargets)] {
-            digest.add(label)
-            for key in targets.keys.sorted() {
-                digest.add(key)
-                digest.add(targets[key] ?? "")
-            }
-        }
         context = digest.finish()
+        jumpTargets = plan.jumpTargets
+        onlineTargets = plan.onlineTargets
     }
 
     /// By content, not by stamp: a course exported just before its build has every static file
@@ -118,13 +119,20 @@ struct BlockInputs: Sendable {
         return digest.finish()
     }
 
-    /// Nil when the block's content cannot be read or the pages are not planned yet.
-    func digest(of block: Block, unitHead: [UInt8]) -> String? {
+    /// `links`: the names the page's links look up among the other blocks, sorted. Nil when
+    /// the block's content cannot be read or the pages are not planned yet.
+    func digest(of block: Block, unitHead: [UInt8], links: [String]) -> String? {
         guard let context, let own = own[block.usageID] else { return nil }
-        var digest = InputDigest("coursepack-block-inputs-v2")
+        var digest = InputDigest("coursepack-block-inputs-v3")
         digest.add(context)
         digest.add(own)
         digest.add(bytes: unitHead)
+        digest.add("\(links.count)")
+        for name in links {
+            digest.add(name)
+            digest.add(jumpTargets[name] ?? "\u{0}")
+            digest.add(onlineTargets[name] ?? "\u{0}")
+        }
         return digest.finish()
     }
 
@@ -151,11 +159,14 @@ struct BlockInputs: Sendable {
     }
 }
 
-/// What a block not rendered again must still report: the warnings its page gave.
+/// What a block not rendered again must still report, the warnings its page gave, and what
+/// its next build checks: the names its links looked up among the other blocks.
 struct BlockNote: Codable, Sendable, Equatable {
     var warnings: [Diagnostic]
+    var links: [String]
 
     /// Part of every block's inputs: a note from a build that recorded less (warnings before
-    /// they carried an id) is not reused, and its block is rendered again.
-    static let format = "note-2"
+    /// they carried an id, links before they were kept) is not reused, and its block is
+    /// rendered again.
+    static let format = "note-3"
 }

@@ -48,18 +48,30 @@ struct BlockPackager: Sendable {
         var inputs: String?
         /// False when the block's inputs were unchanged and its page was not made again.
         var rendered: Bool
+        /// The names the page's links looked up among the other blocks (`BlockInputs.digest`).
+        var links: [String] = []
     }
 
+    /// The block's page, made again only when what it is made from changed: its own inputs,
+    /// its unit's style-only head, and where the links it looked up last time land now. Not
+    /// every link in the course: adding, removing or failing one block then rendered every
+    /// page of the course again (at 100,000 blocks, a minute).
     func package(_ block: Block) -> Packaged {
-        let digest = inputs.digest(of: block, unitHead: pages.unitHeads[block.usageID] ?? [])
-        if let digest, let remembered = rememberedEntry(of: block, inputs: digest) {
-            return Packaged(outcome: .reused(remembered.entry, warnings: remembered.warnings).withPlace(of: block), inputs: digest, rendered: false)
+        let unitHead = pages.unitHeads[block.usageID] ?? []
+        let remembered = memos[block.usageID]?.note.links ?? []
+        let digest = inputs.digest(of: block, unitHead: unitHead, links: remembered)
+        if let digest, let kept = rememberedEntry(of: block, inputs: digest) {
+            return Packaged(outcome: .reused(kept.entry, warnings: kept.warnings).withPlace(of: block), inputs: digest, rendered: false, links: remembered)
         }
         if let digest, let online = rememberedOnlineOnly(of: block, inputs: digest) {
-            return Packaged(outcome: .onlineOnly(online).withPlace(of: block), inputs: digest, rendered: false)
+            return Packaged(outcome: .onlineOnly(online).withPlace(of: block), inputs: digest, rendered: false, links: remembered)
         }
+        var links = Set<String>()
         do {
-            return Packaged(outcome: try packageOrThrow(block).withPlace(of: block), inputs: digest, rendered: true)
+            let outcome = try packageOrThrow(block, lookingUp: &links).withPlace(of: block)
+            let looked = links.sorted()
+            let made = looked == remembered ? digest : inputs.digest(of: block, unitHead: unitHead, links: looked)
+            return Packaged(outcome: outcome, inputs: made, rendered: true, links: looked)
         } catch {
             let failure = Diagnostic(
                 block: block.usageID, file: (error as? CourseError)?.path ?? block.file, message: "\(error)", id: (error as? Diagnosable)?.diagnosticID)
@@ -98,7 +110,8 @@ struct BlockPackager: Sendable {
         return before
     }
 
-    private func packageOrThrow(_ block: Block) throws -> BlockOutcome {
+    /// `links`: receives every name the page's links look up among the other blocks.
+    private func packageOrThrow(_ block: Block, lookingUp links: inout Set<String>) throws -> BlockOutcome {
         var rendered: RenderedBlock
         switch try renderer.render(block, in: course, export: export, unitHead: pages.unitHeads[block.usageID] ?? []) {
         case .onlineOnly(let reason):
@@ -108,7 +121,7 @@ struct BlockPackager: Sendable {
         case .rendered(let page):
             rendered = page
         }
-        var page = rewriteLinks(of: rendered, block: block)
+        var page = rewriteLinks(of: rendered, block: block, lookingUp: &links)
         try bundleDependencies(of: &page, block: block)
         carryScriptLoadedFiles(into: &page, files: &rendered.files, block: block)
         let libraries = insertRuntime(into: &page)
@@ -157,7 +170,7 @@ struct BlockPackager: Sendable {
 
     /// Every reference in the page resolved: bundled files, links to other blocks, the LMS, or
     /// the online-only note; external loads are listed.
-    private func rewriteLinks(of rendered: RenderedBlock, block: Block) -> PageInProgress {
+    private func rewriteLinks(of rendered: RenderedBlock, block: Block, lookingUp links: inout Set<String>) -> PageInProgress {
         var network = rendered.requiresNetwork
         var bundled = Set<String>()
         var warnings: [Diagnostic] = []
@@ -167,7 +180,7 @@ struct BlockPackager: Sendable {
                 if reference.loadsResource { network.append(external.url) }
                 return external.resolution
             }
-            var (resolution, file, problem) = resolve(reference, generated: rendered.files)
+            var (resolution, file, problem) = resolve(reference, generated: rendered.files, lookingUp: &links)
             // A link the learner follows that cannot be made to work offline says so on the page
             // instead of opening a missing local file; it is still reported.
             if problem != nil, resolution == .keep, Self.isNavigation(reference) { resolution = .replace(Self.onlineOnlyAnchor) }
@@ -313,7 +326,10 @@ struct BlockPackager: Sendable {
 
     /// What a reference in a page becomes: a bundled file, a link to another block's bundle, an
     /// absolute LMS link, or (when it cannot be resolved) itself, with the reason.
-    private func resolve(_ reference: Reference, generated: [String: [UInt8]]) -> (LinkRewriter.Resolution, file: String?, problem: (DiagnosticID, String)?) {
+    /// `links` receives each name looked up in the plan's jump and online targets, found or not.
+    private func resolve(
+        _ reference: Reference, generated: [String: [UInt8]], lookingUp links: inout Set<String>
+    ) -> (LinkRewriter.Resolution, file: String?, problem: (DiagnosticID, String)?) {
         switch LinkTarget.classify(reference.url) {
         case .untouched:
             return (.keep, nil, nil)
@@ -321,6 +337,7 @@ struct BlockPackager: Sendable {
             // Only attributes hold links; a relative string in script text is not one.
             guard case .attribute = reference.context else { return (.keep, nil, nil) }
             if generated[name] != nil { return (.keep, nil, nil) }
+            links.insert(name)
             // Studio's older editors linked to another unit by its bare url_name.
             if let folder = pages.jumpTargets[name] { return (Self.blockLink(folder, suffix, reference), nil, nil) }
             if let usageID = pages.onlineTargets[name] { return (onlineLink(usageID, reference), nil, nil) }
@@ -333,6 +350,7 @@ struct BlockPackager: Sendable {
             }
             return (Self.staticLink(path, suffix, reference), path, nil)
         case .block(let id, let suffix):
+            links.insert(id)
             if let usageID = pages.onlineTargets[id] { return (onlineLink(usageID, reference), nil, nil) }
             guard let folder = pages.jumpTargets[id] else {
                 return (.keep, nil, (.linkNamesNoBlock, "unresolved reference: no block \"\(id)\" in the course"))

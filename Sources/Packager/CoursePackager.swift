@@ -386,9 +386,9 @@ public struct CoursePackager: Sendable {
             switch block.outcome {
             case .built(let entry, _, let warnings), .reused(let entry, let warnings):
                 guard let contentHash = entry.contentHash else { continue }
-                memos.memos[entry.usageID] = .init(inputs: inputs, contentHash: contentHash, note: BlockNote(warnings: warnings))
+                memos.memos[entry.usageID] = .init(inputs: inputs, contentHash: contentHash, note: BlockNote(warnings: warnings, links: block.links))
             case .onlineOnly(let entry):
-                memos.memos[entry.usageID] = .init(inputs: inputs, contentHash: BlockPackager.onlineOnlyMemo(reason: entry.reason), note: BlockNote(warnings: []))
+                memos.memos[entry.usageID] = .init(inputs: inputs, contentHash: BlockPackager.onlineOnlyMemo(reason: entry.reason), note: BlockNote(warnings: [], links: block.links))
             case .failed:
                 continue
             }

@@ -9,7 +9,7 @@ public struct CourseEditor {
 
     public static let allKinds = [
         "html", "static", "script", "stylesheet", "policy", "add-block", "remove-block", "move-block", "new-static", "template", "same-size-html",
-        "problem-page",
+        "problem-page", "link-block",
     ]
 
     public init(root: String, templates: String) {
@@ -71,6 +71,16 @@ public struct CourseEditor {
             try write("html/\(name).html", "<p>Added at step \(step).</p>")
             try write(unit, text(unit).replacingOccurrences(of: "</vertical>", with: "  <html url_name=\"\(name)\"/>\n</vertical>"))
             return "add-block \(name) to \(unit)"
+        case "link-block":
+            // A link to another block by jump_to_id or by its bare url_name, to one that exists
+            // or to one a later add-block makes: a page depends on where its links land.
+            guard let page = files("html", ".html").randomElement(using: &random) else { return "none" }
+            let names = files("html", ".xml").map { String($0.dropFirst("html/".count).dropLast(".xml".count)) }
+                + ["added_\(step + 1)", "added_\(step + 2)"]
+            guard let name = names.randomElement(using: &random) else { return "none" }
+            let href = Bool.random(using: &random) ? "/jump_to_id/" + name : name
+            try write(page, text(page) + "\n<p><a href=\"\(href)\">See \(name)</a></p>\n")
+            return "link-block \(page) to \(href)"
         case "remove-block":
             let units = files("vertical", ".xml").filter { text($0).contains("<html url_name=") }
             guard let unit = units.randomElement(using: &random) else { return "none" }

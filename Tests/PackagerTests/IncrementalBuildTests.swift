@@ -3,6 +3,7 @@ import Manifest
 import Packager
 import Testing
 import TestSupport
+import ZipArchive
 
 /// A course of four html blocks, three of which show `shared.png`.
 func fourBlockCourse() throws -> String {
@@ -48,6 +49,37 @@ func id(_ name: String) -> String { "block-v1:O+N+r+type@html+block@\(name)" }
         #expect(before.map(\.1) == after.map(\.1), "manifest and archives are byte-identical")
         let mtimesAfter = try TestSupport.files(under: out).map { try FileManager.default.attributesOfItem(atPath: out + "/" + $0)[.modificationDate] as? Date }
         #expect(mtimes == mtimesAfter, "nothing was rewritten")
+    }
+
+    /// A page depends on where its own links land, not on every block's: adding a block renders
+    /// only that block, and removing one renders again only the page whose link led to it.
+    @Test func addingOrRemovingABlockRendersOnlyThePagesWhoseLinksChange() throws {
+        let course = try fourBlockCourse()
+        try TestSupport.write(["html/a.html": #"<p>Block a</p><a href="/jump_to_id/b">to b</a> <a href="d">to d</a>"#], under: course)
+        let (out, first) = try build(course)
+        #expect(first.counts.rendered == 4)
+        let page = "html/a/index.html"
+        #expect(try pageText(page, in: out).contains("../../html/b/index.html"))
+
+        try TestSupport.write([
+            "html/e.xml": #"<html filename="e" display_name="Block e"/>"#, "html/e.html": "<p>Block e</p>",
+            "vertical/v.xml": #"<vertical><html url_name="a"/><html url_name="b"/><html url_name="c"/><html url_name="d"/><html url_name="e"/></vertical>"#,
+        ], under: course)
+        let (_, added) = try build(course, into: out, publishedAt: "2026-12-01T00:00:00Z")
+        #expect(added.errors == [])
+        #expect(added.counts.rendered == 1 && added.counts.built == 1 && added.counts.reused == 4)
+
+        try TestSupport.write([
+            "vertical/v.xml": #"<vertical><html url_name="a"/><html url_name="c"/><html url_name="d"/><html url_name="e"/></vertical>"#,
+        ], under: course)
+        let (_, removed) = try build(course, into: out, publishedAt: "2026-12-02T00:00:00Z")
+        #expect(removed.counts.rendered == 1, "only a, whose link led to b")
+        #expect(removed.counts.built == 1 && removed.counts.removed == 1)
+        let text = try pageText(page, in: out)
+        #expect(!text.contains("html/b/index.html") && text.contains("#coursepack-online-only"))
+        #expect(text.contains("../../html/d/index.html"))
+        let (fresh, _) = try build(course)
+        #expect(try archiveBytes(fresh) == archiveBytes(out))
     }
 
     @Test func changingOneHTMLFileChangesExactlyThatBlock() throws {
@@ -317,4 +349,11 @@ func id(_ name: String) -> String { "block-v1:O+N+r+type@html+block@\(name)" }
         #expect(!report.inputsUnchanged)
         #expect(report.warnings.isEmpty && report.counts.built == 1, "the link now resolves and block d is rebuilt")
     }
+}
+
+/// The text of one file of a block's archive, `<type>/<name>/<file>`.
+func pageText(_ path: String, in out: String) throws -> String {
+    let parts = path.split(separator: "/", maxSplits: 2).map(String.init)
+    let reader = try ZipReader(path: out + "/" + parts[0] + "/" + parts[1] + ".zip")
+    return String(decoding: try reader.contents(of: parts[2]), as: UTF8.self)
 }
