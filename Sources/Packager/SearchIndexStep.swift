@@ -141,25 +141,24 @@ struct SearchIndexStep: Sendable {
             Self.hash(entries[planned[present[$0]].entry].usageID) % boundaryEvery == 0
         }
 
-        // Each part is deflated (or its deflated piece taken from the cache) as soon as it is
-        // cut, a few at a time on all workers, and only its compressed form is kept: at 100,000
-        // pages the raw parts alone were a fifth of a gigabyte, held beside their compressed copy.
+        // Each part is encoded and deflated (or its deflated piece taken from the cache) by the
+        // worker that takes it, and only its compressed form is kept: at 100,000 pages the raw
+        // parts alone were a fifth of a gigabyte, held beside their compressed copy. The workers
+        // take parts as they finish one, without waiting for each other: in batches, each
+        // batch's slowest part kept the other core idle.
         let known = cachedChunks.chunks
+        let results = cuts.parallelMap(workers: workers) { range in
+            Result { () throws(ZlibError) -> MadePart? in
+                try Self.part(
+                    of: present[range], planned: planned, entries: entries, sources: sources, known: known,
+                    parts: cachedParts.parts, level: cachedChunks.level)
+            }
+        }
         var made: [MadePart] = []
         made.reserveCapacity(cuts.count)
-        let batch = 2 * max(1, workers)
-        for first in stride(from: 0, to: cuts.count, by: batch) {
-            let results = Array(cuts[first..<min(first + batch, cuts.count)]).parallelMap(workers: workers) { range in
-                Result { () throws(ZlibError) -> MadePart? in
-                    try Self.part(
-                        of: present[range], planned: planned, entries: entries, sources: sources, known: known,
-                        parts: cachedParts.parts, level: cachedChunks.level)
-                }
-            }
-            for result in results {
-                guard let part = try result.get() else { return nil }
-                made.append(part)
-            }
+        for result in results {
+            guard let part = try result.get() else { return nil }
+            made.append(part)
         }
         var documented = planned
         for part in made {
