@@ -60,9 +60,12 @@ final class CourseFileStore: Sendable {
     /// The content, published unless the previous publish holds it intact.
     @discardableResult
     func publish(_ content: Content, sha256: String) throws -> CourseFile {
-        if let known = published.withLock({ $0[sha256] }), (try? copiedEntry(of: known, sha256: sha256)) != nil { return known.file }
         let made: Published
-        if var kept = adopted(sha256), let entry = try? Self.readEntry(of: kept) {
+        if let known = published.withLock({ $0[sha256] }) {
+            if (try? copiedEntry(of: known, sha256: sha256)) != nil { return known.file }
+            // Kept from the previous publish, and its framing is damaged: written again.
+            made = try write(content, sha256: sha256)
+        } else if var kept = adopted(sha256), let entry = try? Self.readEntry(of: kept) {
             kept.entry = entry
             made = kept
         } else {
@@ -118,8 +121,8 @@ final class CourseFileStore: Sendable {
         return entry
     }
 
+    /// The entry of a content kept from the previous publish, read from its file.
     private static func readEntry(of known: Published) throws -> CopiedEntry {
-        if let entry = known.entry { return entry }
         if known.file.encoding == .gzip { return try gzipEntry(at: known.path, of: known.file) }
         let checksum = try MappedFile.sweep(known.path) { _ in }
         guard checksum.size == known.file.size else {

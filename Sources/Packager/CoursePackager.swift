@@ -65,7 +65,7 @@ public struct CoursePackager: Sendable {
             course, export: export.directory, renderer: renderer, previous: previous, settings: settings,
             previousHashes: incremental.loadFileHashes(), memos: memos, progress: progress, phase: &phase, into: &report)
         // One job means one thread, however many cores there are.
-        let pendingInputs = stampedInputs ?? (options.jobs > 1 ? Background(stampCourse) : Background(finished: stampCourse()))
+        let pendingInputs = stampedInputs ?? Background.onAnotherCore(if: options.jobs > 1, stampCourse)
         // Rendering and archiving freed most of what they took, in every worker's arena.
         FreedMemory.returnToSystem()
         var collected = collect(blocks.packaged.lazy.map(\.outcome), of: blocks.leaves, course: course, previous: previous, into: &report)
