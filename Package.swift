@@ -37,7 +37,7 @@ let package = Package(
         .target(name: "ParallelMap"),
         .target(name: "SafeText"),
         .target(name: "Diagnostics"),
-        .target(name: "CourseExport", dependencies: ["Diagnostics", "ZlibStream", "ParallelMap", .product(name: "Crypto", package: "swift-crypto")]),
+        .target(name: "CourseExport", dependencies: ["Diagnostics", "ZlibStream", "ParallelMap", "FileSystem", .product(name: "Crypto", package: "swift-crypto")]),
         .target(name: "LinkRewriter", dependencies: ["Diagnostics"]),
         .target(name: "CourseSearch", dependencies: ["LinkRewriter", "Manifest"]),
         .target(

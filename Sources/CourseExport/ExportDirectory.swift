@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import FileSystem
 import Synchronization
 
 /// Read access to the files of one export folder that never leaves it: symlinks that point
@@ -107,14 +108,13 @@ public struct ExportDirectory: Sendable {
             guard let dir = opendir(path(folder)) else { continue }
             defer { closedir(dir) }
             while let entry = readdir(dir) {
-                let name = withUnsafePointer(to: entry.pointee.d_name) {
-                    $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
-                }
-                if name == "." || name == ".." { continue }
+                let bytes = DirectoryEntry.name(of: entry)
+                if DirectoryEntry.isDotOrDotDot(bytes) { continue }
+                let name = String(decoding: bytes, as: UTF8.self)
                 let child = folder + "/" + name
                 // The entry's type as the folder gives it, without a stat of each file (a
                 // course has a hundred thousand); a file system that gives none is asked.
-                var kind = entry.pointee.d_type
+                var kind = DirectoryEntry.type(of: entry)
                 if kind == UInt8(DT_UNKNOWN) {
                     var info = stat()
                     guard lstat(path(child), &info) == 0 else { continue }

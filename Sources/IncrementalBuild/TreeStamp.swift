@@ -144,9 +144,6 @@ public struct TreeStamp: Sendable, Equatable {
             }
         }
 
-        static let dot = Array(".\0".utf8)
-        static let dotDot = Array("..\0".utf8)
-
         /// False when the folder cannot be listed.
         mutating func enter(
             _ folder: String, relative: [UInt8], depth: Int, include: ([UInt8], Int, Bool) -> Bool
@@ -157,8 +154,8 @@ public struct TreeStamp: Sendable, Equatable {
             // Names keep their NUL: it terminates them for fstatat and sorts "a" before "ab".
             var names: [[UInt8]] = []
             while let entry = readdir(stream) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix(while: { $0 != 0 })) + [0] }
-                if name != Self.dot && name != Self.dotDot { names.append(name) }
+                let name = DirectoryEntry.name(of: entry)
+                if !DirectoryEntry.isDotOrDotDot(name) { names.append(Array(name) + [0]) }
             }
             // readdir's order is the file system's; the digest must not depend on it.
             names.sort(by: ByteOrder.precedes)

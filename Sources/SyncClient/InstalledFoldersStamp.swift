@@ -239,8 +239,8 @@ struct InstalledFoldersStamp: Sendable, Equatable {
             // tells them apart, and a folder read in part is no listing of it.
             errno = 0
             while let entry = readdir(stream) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix(while: { $0 != 0 })) }
-                if name != [UInt8(ascii: ".")], name != [UInt8(ascii: "."), UInt8(ascii: ".")] { names.append(name) }
+                let name = DirectoryEntry.name(of: entry)
+                if !DirectoryEntry.isDotOrDotDot(name) { names.append(Array(name)) }
             }
             guard errno == 0 else {
                 closedir(stream)

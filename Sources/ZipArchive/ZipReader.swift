@@ -328,10 +328,8 @@ public struct ZipReader {
         if (info.st_mode & S_IFMT) == S_IFDIR, let dir = opendir(path) {
             var children: [String] = []
             while let entry = readdir(dir) {
-                let name = withUnsafePointer(to: entry.pointee.d_name) {
-                    $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
-                }
-                if name != "." && name != ".." { children.append(name) }
+                let name = DirectoryEntry.name(of: entry)
+                if !DirectoryEntry.isDotOrDotDot(name) { children.append(String(decoding: name, as: UTF8.self)) }
             }
             closedir(dir)
             for child in children { removeTree(path + "/" + child) }
