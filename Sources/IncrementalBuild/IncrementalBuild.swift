@@ -70,8 +70,8 @@ public struct IncrementalBuild: Sendable {
     /// The manifest, its index, and everything in the archive folders (the index's parts too); a report written beside the
     /// manifest is not the publish. Files an older coursepack left at the top (`.coursepack…`)
     /// count, so a build that would find them does not stop before removing them.
-    public func stampOutputs(workers: Int = 1) -> String? {
-        TreeStamp.of(outputFolder, workers: workers, listsFresh: false) { name, depth, isFolder in
+    public func stampOutputs(workers: Int = 1, cancellation: TreeStamp.Cancellation? = nil) -> String? {
+        TreeStamp.of(outputFolder, workers: workers, listsFresh: false, cancellation: cancellation) { name, depth, isFolder in
             depth > 1 || isFolder || name == Array("manifest.json".utf8) || name == Array("manifest-index.json".utf8)
                 || name.starts(with: Array(".coursepack".utf8))
         }?.digest
@@ -84,16 +84,23 @@ public struct IncrementalBuild: Sendable {
 
     /// What the last clean build reported, when `inputs` match its record, every file it
     /// recorded by hash still has that content, and the output is exactly as it left it; the
-    /// output is stamped on another thread meanwhile. A record whose hashed files have since
-    /// settled is saved again without them, so only the first no-op after an export reads them.
+    /// output is stamped on another thread meanwhile, and that stamp is given up as soon as the
+    /// inputs differ. A record whose hashed files have since settled is saved again without
+    /// them, so only the first no-op after an export reads them.
     public func unchangedSummary<Summary: Codable & Sendable & Equatable>(
         as type: Summary.Type, workers: Int = 1, inputs stampInputs: () -> Inputs?
     ) -> (Summary?, Inputs?) {
-        let outputs = Background { stampOutputs() }
+        guard var record = BuildRecord<Summary>.load(from: stateFolder) else { return (nil, stampInputs()) }
+        let cancellation = TreeStamp.Cancellation()
+        let outputs = Background { stampOutputs(cancellation: cancellation) }
         let inputs = stampInputs()
-        let outputsNow = outputs.value
-        guard var record = BuildRecord<Summary>.load(from: stateFolder), let inputs, record.inputs == inputs.key,
-            outputsNow == record.outputs, Self.contentsMatch(record.hashedFiles, under: inputs.coursePath, workers: workers)
+        guard let inputs, record.inputs == inputs.key else {
+            cancellation.cancel()
+            // Waited for: the walk ends within one entry, and reads nothing the build changes.
+            _ = outputs.value
+            return (nil, inputs)
+        }
+        guard outputs.value == record.outputs, Self.contentsMatch(record.hashedFiles, under: inputs.coursePath, workers: workers)
         else { return (nil, inputs) }
         if !record.hashedFiles.isEmpty {
             let stillFresh = Set(inputs.fresh.map(\.path))

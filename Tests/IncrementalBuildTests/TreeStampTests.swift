@@ -22,4 +22,30 @@ import TestSupport
         try FileManager.default.removeItem(atPath: root + "/many/f3.txt")
         #expect(try #require(TreeStamp.of(root, workers: 2)).digest != afterWrite, "a removal shows")
     }
+
+    /// A cancelled walk gives no stamp, whether it was cancelled before it began or while it
+    /// ran, and stops early: a cancellation from the walk's own listing of the big folder ends
+    /// it before the folders after it are entered.
+    @Test func aCancelledWalkGivesNoStampAndStopsEarly() throws {
+        let root = TestSupport.temporaryFolder("stamp-cancel")
+        var files: [String: String] = [:]
+        for index in 0..<600 { files["a/f\(index).txt"] = "file \(index)" }
+        for index in 0..<600 { files["b/f\(index).txt"] = "file \(index)" }
+        try TestSupport.write(files, under: root)
+        #expect(TreeStamp.of(root, workers: 2, cancellation: TreeStamp.Cancellation()) != nil)
+
+        let before = TreeStamp.Cancellation()
+        before.cancel()
+        #expect(TreeStamp.of(root, workers: 2, cancellation: before) == nil)
+
+        let during = TreeStamp.Cancellation()
+        var seenInB = 0
+        let stamp = TreeStamp.of(root, workers: 1, cancellation: during) { name, depth, _ in
+            if depth == 2, name == Array("f10.txt".utf8) { during.cancel() }
+            if depth == 1, name == Array("b".utf8) { seenInB += 1 }
+            return true
+        }
+        #expect(stamp == nil)
+        #expect(seenInB == 0, "the walk went on into b/ after it was cancelled in a/")
+    }
 }
