@@ -93,7 +93,7 @@ public struct TreeStamp: Sendable, Equatable {
         var freshSince: Int64 { startedAt - settleMargin - resolution }
 
         func time(_ spec: timespec) -> Int64 {
-            let nanoseconds = Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec)
+            let nanoseconds = FileStamp.nanoseconds(spec)
             return nanoseconds - ((nanoseconds % resolution) + resolution) % resolution
         }
 

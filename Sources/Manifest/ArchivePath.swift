@@ -20,6 +20,40 @@ public enum ArchivePath {
         installFolder(of: archive) != nil
     }
 
+    /// What a build puts between an archive's name and the tag of a staged copy.
+    public static let stagedMarker = ".staged-"
+    /// A staged copy's tag: the first 16 hex digits of its content hash.
+    static let stagedTagLength = 16
+
+    /// `html/x.zip` staged as `html/.x.zip.staged-<tag>`: hidden, and distinct per content.
+    public static func staged(_ archive: String, contentHash: String) -> String {
+        let slash = archive.lastIndex(of: "/")
+        let folder = slash.map { String(archive[...$0]) } ?? ""
+        let name = slash.map { String(archive[archive.index(after: $0)...]) } ?? archive
+        return "\(folder).\(name)\(stagedMarker)\(contentHash.prefix(stagedTagLength))"
+    }
+
+    /// The archive a staged copy stands for (`html/.x.zip.staged-0123456789abcdef` →
+    /// `html/x.zip`), nil for any other path. Builds, verifiers and publishers all read staged
+    /// names from manifests and records they did not necessarily write, so this is the one
+    /// reader of the shape: a name that is nothing but the marker (`html/.staged-…`) made an
+    /// inverted range in each of the two readers it replaces, and crashed `verify` and `publish`.
+    public static func original(ofStaged path: String) -> String? {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, parts[1].hasPrefix(".") else { return nil }
+        let hidden = parts[1].dropFirst()
+        guard let marker = hidden.range(of: stagedMarker, options: .backwards) else { return nil }
+        let tag = hidden[marker.upperBound...]
+        guard tag.utf8.count == stagedTagLength, tag.utf8.allSatisfy(Self.isHexDigit) else { return nil }
+        let original = String(parts[0]) + "/" + String(hidden[..<marker.lowerBound])
+        return isWellFormed(original) ? original : nil
+    }
+
+    private static func isHexDigit(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+            || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
+    }
+
     /// By bytes: a manifest names 100,000 archives, and every one is checked on every read.
     private static func isPlain(_ part: Substring) -> Bool {
         let bytes = part.utf8

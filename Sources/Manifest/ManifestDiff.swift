@@ -26,7 +26,7 @@ public struct ManifestDiff: Sendable, Equatable {
         removed += (old?.blocks ?? []).filter { !current.contains($0.usageID) && $0.isOffline }
     }
 
-    public var bytesToDownload: UInt64 { (added + changed).reduce(0) { $0 + ($1.size ?? 0) } }
+    public var bytesToDownload: UInt64 { (added + changed).totalBytes(\.size) }
 }
 
 extension BlockEntry {

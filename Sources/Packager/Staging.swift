@@ -12,14 +12,11 @@ import Manifest
 ///
 /// A kill at any step leaves a manifest whose every archive exists with its size and sha256.
 enum Staging {
-    static let marker = ".staged-"
+    static let marker = ArchivePath.stagedMarker
 
-    /// `html/.x.zip.staged-0123abcd`: hidden, and distinct per content.
+    /// `html/.x.zip.staged-0123abcd…`: hidden, and distinct per content.
     static func stagedPath(of archive: String, contentHash: String) -> String {
-        let slash = archive.lastIndex(of: "/")
-        let folder = slash.map { String(archive[...$0]) } ?? ""
-        let name = slash.map { String(archive[archive.index(after: $0)...]) } ?? archive
-        return "\(folder).\(name)\(marker)\(contentHash.prefix(16))"
+        ArchivePath.staged(archive, contentHash: contentHash)
     }
 
     static func isStaged(_ path: String) -> Bool { path.containsUTF8(marker) }
@@ -27,12 +24,7 @@ enum Staging {
     /// An archive path a manifest this build wrote may name: `<type>/<name>.zip`, or (in a
     /// manifest a killed build left mid-staging) its staged copy `<type>/.<name>.zip.staged-<hash>`.
     static func isPublishable(_ path: String) -> Bool {
-        guard let slash = path.firstIndex(of: "/") else { return false }
-        var name = path[path.index(after: slash)...]
-        if name.hasPrefix("."), let staged = name.range(of: marker) {
-            name = name[name.index(after: name.startIndex)..<staged.lowerBound]
-        }
-        return ArchivePath.isWellFormed(String(path[..<slash]) + "/" + name)
+        ArchivePath.isWellFormed(path) || ArchivePath.original(ofStaged: path) != nil
     }
 
     static func pointing(_ entry: BlockEntry, at path: String) -> BlockEntry {

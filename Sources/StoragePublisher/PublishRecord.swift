@@ -42,13 +42,7 @@ enum PublishKeys {
     /// staged copy of one. Nothing else a manifest or a record names is ever touched, so a
     /// damaged or foreign record cannot reach another course's folder, a manifest or the index.
     static func isArchiveKey(_ key: String) -> Bool {
-        if ArchivePath.isWellFormed(key) { return true }
-        let parts = key.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 2, parts[1].hasPrefix("."), let marker = parts[1].range(of: ".zip.staged-", options: .backwards) else { return false }
-        let hex = parts[1][marker.upperBound...]
-        let name = parts[1][parts[1].index(after: parts[1].startIndex)..<marker.lowerBound]
-        let original = String(parts[0]) + "/" + String(name) + ".zip"
-        return hex.count == 16 && hex.allSatisfy(\.isHexDigit) && ArchivePath.isWellFormed(original)
+        ArchivePath.isWellFormed(key) || ArchivePath.original(ofStaged: key) != nil
     }
 
     /// A published course file, `files/<hh>/<sha256>` or `files/<hh>/<sha256>.gz`, exactly as
@@ -75,9 +69,6 @@ enum PublishKeys {
     /// `html/.x.zip.staged-0123abcd…`: where a changed archive goes up first, beside the one the
     /// live manifest names (the same naming as a local build's staging).
     static func staged(_ key: String, sha256: String) -> String {
-        let slash = key.lastIndex(of: "/")
-        let folder = slash.map { String(key[...$0]) } ?? ""
-        let name = slash.map { String(key[key.index(after: $0)...]) } ?? key
-        return "\(folder).\(name).staged-\(sha256.prefix(16))"
+        ArchivePath.staged(key, contentHash: sha256)
     }
 }

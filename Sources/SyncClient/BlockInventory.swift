@@ -237,5 +237,5 @@ public struct BlockInventory: Sendable, Equatable {
     }
 
     /// Bytes the block takes (its files' sizes).
-    public var size: UInt64 { files.reduce(0) { $0 + $1.size } }
+    public var size: UInt64 { files.totalBytes(\.size) }
 }

@@ -188,7 +188,9 @@ struct InstalledFoldersStamp: Sendable, Equatable {
             let values: [UInt64] = [
                 UInt64(info.st_mode), UInt64(info.st_ino), kind == .folder ? 0 : UInt64(info.st_size),
                 kind == .content ? UInt64(info.st_nlink) : 0,
-                UInt64(info.st_mtim.tv_sec), UInt64(info.st_mtim.tv_nsec), UInt64(info.st_ctim.tv_sec), UInt64(info.st_ctim.tv_nsec),
+                // Times before 1970 are negative: their bits, not a conversion that traps.
+                UInt64(bitPattern: Int64(info.st_mtim.tv_sec)), UInt64(bitPattern: Int64(info.st_mtim.tv_nsec)),
+                UInt64(bitPattern: Int64(info.st_ctim.tv_sec)), UInt64(bitPattern: Int64(info.st_ctim.tv_nsec)),
             ]
             var bytes: [UInt8] = []
             bytes.reserveCapacity(values.count * 8)

@@ -25,10 +25,7 @@ extension SyncClient {
             return .failure(error)
         }
         // The verified download stays for a later sync with a larger budget to unpack.
-        let unpacked = reader.entries.reduce(UInt64(0)) { total, entry in
-            let (sum, overflow) = total.addingReportingOverflow(entry.uncompressedSize)
-            return overflow ? .max : sum
-        }
+        let unpacked = reader.entries.totalBytes(\.uncompressedSize)
         guard budget.reserve(unpacked) else { return .failure(.unpackBudget(archive: archive, limit: budget.limit)) }
         do throws(SyncError) {
             try unpack(reader, into: &staged, archive: archive)

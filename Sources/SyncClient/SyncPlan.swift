@@ -9,8 +9,8 @@ public struct SyncPlan: Sendable {
     public var unchanged: [BlockEntry] = []
 
     public var downloads: [BlockEntry] { new + outdated }
-    public var bytesToDownload: UInt64 { downloads.reduce(0) { $0 + ($1.size ?? 0) } }
-    public var bytesToDelete: UInt64 { removed.reduce(0) { $0 + ($1.size ?? 0) } }
+    public var bytesToDownload: UInt64 { downloads.totalBytes(\.size) }
+    public var bytesToDelete: UInt64 { removed.totalBytes(\.size) }
 
     /// `selection`: usage ids of blocks or of containers (chapter, sequential, vertical) whose
     /// blocks to sync; empty means all. Blocks outside it are left as they are.

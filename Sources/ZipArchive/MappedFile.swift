@@ -42,7 +42,7 @@ extension InputFile {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw FileError(path: path, operation: "stat", errno: errno) }
         return Status(
-            size: UInt64(info.st_size), changed: Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec),
+            size: UInt64(info.st_size), changed: FileStamp.nanoseconds(info.st_ctim),
             isRegular: (info.st_mode & S_IFMT) == S_IFREG)
     }
 

@@ -22,8 +22,9 @@ struct Diff: AsyncParsableCommand {
     func validate() throws { try network.validate() }
 
     func run() async throws {
-        let before = try await orExitBadInput { try await ManifestLoader.load(SyncSource(old), timeouts: network.timeouts) }
-        let after = try await orExitBadInput { try await ManifestLoader.load(SyncSource(new), timeouts: network.timeouts) }
+        // Checked as a sync checks what it reads: either side may come from anywhere.
+        let before = try await orExitBadInput { try await SyncClient.serverManifest(SyncSource(old), timeouts: network.timeouts) }
+        let after = try await orExitBadInput { try await SyncClient.serverManifest(SyncSource(new), timeouts: network.timeouts) }
         let diff = ManifestDiff(old: before, new: after)
         if json {
             let object: [String: Any] = [

@@ -68,4 +68,83 @@ import TestSupport
         #expect(result.status == 1, "\(result.status): \(result.stderr)")
         #expect((result.stdout + result.stderr).contains("ZIP64 record out of bounds"), "\(result.stdout)\(result.stderr)")
     }
+
+    /// Sets a file's (or a link's own) access and modification times to `seconds` since 1970.
+    static func setTimes(_ path: String, seconds: Int) {
+        let time = timespec(tv_sec: seconds, tv_nsec: 0)
+        var times = [time, time]
+        #expect(utimensat(AT_FDCWD, path, &times, AT_SYMLINK_NOFOLLOW) == 0, "\(path): \(String(cString: strerror(errno)))")
+    }
+
+    /// Anyone can give a file a time that is no `Int64` of nanoseconds (`touch -d @10000000000`,
+    /// or the times an unzip or a copy carries over); multiplying it out crashed every build of
+    /// the course, and every sync of a target that held such a file. Times past 2262 and
+    /// before 1677, in the course and in an installed target alike.
+    @Test func fileTimesBeyondInt64NanosecondsAreBuiltAndSyncedAgain() throws {
+        let folder = TestSupport.temporaryFolder("far-times")
+        let course = folder + "/course"
+        try TestSupport.copy(TestSupport.exampleCourse, to: course)
+        let html = try #require(try FileManager.default.contentsOfDirectory(atPath: course + "/html").sorted().first)
+        Self.setTimes(course + "/html/" + html, seconds: 10_000_000_000)
+        Self.setTimes(course + "/course.xml", seconds: -10_000_000_000)
+        let out = folder + "/out"
+        for round in ["first", "no-op"] {
+            let build = try TestSupport.coursepack(["build", course, "--out", out, "-q"])
+            #expect(build.status == 0, "\(round) build: \(build.status) \(build.stderr)")
+        }
+
+        let target = folder + "/target"
+        let first = try TestSupport.coursepack(["sync", out, "--to", target])
+        #expect(first.status == 0, "\(first.status) \(first.stderr)")
+        let installed = try #require(FileManager.default.enumerator(atPath: target)?.allObjects as? [String])
+        let pages = installed.filter { $0.hasSuffix("index.html") }
+        #expect(!pages.isEmpty)
+        for (number, page) in pages.enumerated() {
+            Self.setTimes(target + "/" + page, seconds: number % 2 == 0 ? 10_000_000_000 : -300_000_000)
+            Self.setTimes(target + "/" + (page as NSString).deletingLastPathComponent, seconds: -300_000_000)
+        }
+        let again = try TestSupport.coursepack(["sync", out, "--to", target])
+        #expect(again.status == 0, "\(again.status) \(again.stderr)")
+        #expect(!again.stderr.contains("overflow"), "\(again.stderr)")
+    }
+
+    /// Two blocks that each claim 2^64 - 1 bytes: adding them up for `diff` trapped. A manifest
+    /// `diff` reads is checked as a sync checks it, and refused with its name.
+    @Test func aDiffOfManifestsClaimingHugeSizesIsRefusedNotACrash() throws {
+        let folder = TestSupport.temporaryFolder("huge-diff")
+        let out = folder + "/out"
+        #expect(try TestSupport.coursepack(["build", TestSupport.exampleCourse, "--out", out, "-q"]).status == 0)
+        var manifest = try #require(try JSONSerialization.jsonObject(with: Data(TestSupport.read(out + "/manifest.json"))) as? [String: Any])
+        let blocks = try #require(manifest["blocks"] as? [[String: Any]])
+        manifest["blocks"] = blocks.map { block -> [String: Any] in
+            var block = block
+            if block["size"] != nil { block["size"] = UInt64.max }
+            return block
+        }
+        try FileManager.default.createDirectory(atPath: folder + "/huge", withIntermediateDirectories: true)
+        try JSONSerialization.data(withJSONObject: manifest).write(to: URL(fileURLWithPath: folder + "/huge/manifest.json"))
+        for (old, new) in [(out, folder + "/huge"), (folder + "/huge", out)] {
+            let result = try TestSupport.coursepack(["diff", old, new])
+            #expect(result.status == 2, "\(result.status): \(result.stdout)\(result.stderr)")
+            #expect(result.stderr.contains(folder + "/huge/manifest.json") && !result.stderr.contains("overflow"), "\(result.stderr)")
+        }
+    }
+
+    /// A manifest naming an archive that is nothing but the staging marker
+    /// (`html/.staged-<16 hex>`): reading it as a staged copy's name made an inverted range, and
+    /// `verify` crashed. It is no archive name a build writes, and `verify` says so.
+    @Test func anArchiveNamedLikeABareStagedMarkerIsRefusedByVerify() throws {
+        let out = TestSupport.temporaryFolder("bare-staged")
+        #expect(try TestSupport.coursepack(["build", TestSupport.exampleCourse, "--out", out, "-q"]).status == 0)
+        for name in ["manifest-index.json"] { unlink(out + "/" + name) }
+        let text = String(decoding: TestSupport.read(out + "/manifest.json"), as: UTF8.self)
+        let archive = try #require(text.firstMatch(of: /"archive" : "(html\/[^"]+)"/)?.1)
+        let edited = text.replacingOccurrences(of: "\"\(archive)\"", with: "\"html/.staged-0123456789abcdef\"")
+        try TestSupport.writeBytes(Array(edited.utf8), to: out + "/manifest.json")
+        let result = try TestSupport.coursepack(["verify", out])
+        #expect(result.status == 1 || result.status == 2, "\(result.status): \(result.stdout)\(result.stderr)")
+        #expect(!(result.stdout + result.stderr).contains("Range requires"), "\(result.stdout)\(result.stderr)")
+        #expect((result.stdout + result.stderr).contains("html/.staged-0123456789abcdef"), "\(result.stdout)\(result.stderr)")
+    }
 }
+

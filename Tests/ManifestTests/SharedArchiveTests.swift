@@ -24,3 +24,29 @@ import Testing
         #expect(ArchivePath.installFolder(of: Self.search.archive) == "search/0123456789abcdef")
     }
 }
+
+/// The one reader of staged names, and byte totals that cannot trap.
+@Suite struct StagedNameTests {
+    @Test func aStagedNameGivesItsArchiveAndNothingElseDoes() {
+        let staged = ArchivePath.staged("html/intro.zip", contentHash: "0123456789abcdef0123")
+        #expect(staged == "html/.intro.zip.staged-0123456789abcdef")
+        #expect(ArchivePath.original(ofStaged: staged) == "html/intro.zip")
+        #expect(ArchivePath.original(ofStaged: "html/.a.b.zip.staged-0123456789ABCDEF") == "html/a.b.zip")
+        for refused in [
+            "html/.staged-0123456789abcdef", "html/.zip.staged-0123456789abcdef", "html/..staged-0123456789abcdef",
+            "html/.x.zip.staged-0123456789abcde", "html/.x.zip.staged-0123456789abcdeg", "html/x.zip.staged-0123456789abcdef",
+            ".x.zip.staged-0123456789abcdef", "a/b/.x.zip.staged-0123456789abcdef", "html/.x.txt.staged-0123456789abcdef",
+            "html/..x.zip.staged-0123456789abcdef", "", "/", ".", "html/.",
+        ] {
+            #expect(ArchivePath.original(ofStaged: refused) == nil, "\(refused)")
+        }
+    }
+
+    @Test func byteTotalsSaturateInsteadOfTrapping() {
+        #expect([UInt64.max, 1].totalBytes { $0 } == .max)
+        #expect([UInt64.max - 1, 1, nil, 5].totalBytes { $0 } == .max)
+        #expect([1, 2, nil].totalBytes { $0 } == 3)
+        #expect([UInt64]().totalBytes { $0 } == 0)
+    }
+}
+

@@ -44,6 +44,22 @@ struct PublishToFolderTests {
         #expect(try TestSupport.coursepack(["verify", published]).status == 0)
     }
 
+    /// A record in the target (written by another program, or damaged) whose pending name is
+    /// nothing but the staging marker after a dot: reading it made an inverted range, and every
+    /// publish to that target crashed. The name is no key a publish writes; the publish goes on.
+    @Test func aRecordNamingABareStagedMarkerIsIgnored() throws {
+        let root = TestSupport.temporaryFolder("publish-bare-staged")
+        #expect(try TestSupport.coursepack(["build", TestSupport.exampleCourse, "--out", root + "/out", "-q"]).status == 0)
+        let published = root + "/www/" + CourseFolder.name(for: "course-v1:CoursepackX+CP101+2026")
+        try FileManager.default.createDirectory(atPath: published, withIntermediateDirectories: true)
+        for pending in ["html/.zip.staged-0123456789abcdef", "html/.staged-0123456789abcdef", "html/..staged-0123456789abcdef"] {
+            try TestSupport.writeBytes(Array(#"{"pending":["\#(pending)"]}"#.utf8), to: published + "/" + PublishRecord.key)
+            let result = try TestSupport.coursepack(["publish", root + "/out", "--to", root + "/www"])
+            #expect(result.status == 0, "\(pending): \(result.status) \(result.stderr)")
+            #expect(try TestSupport.coursepack(["verify", published]).status == 0)
+        }
+    }
+
     @Test func aFolderThatDoesNotMatchItsManifestIsNotPublished() throws {
         let root = TestSupport.temporaryFolder("publish-broken")
         try TestSupport.copy(TestSupport.exampleCourse, to: root + "/course")

@@ -49,3 +49,19 @@ import TestSupport
         #expect(listed.sorted() == names.sorted())
     }
 }
+
+/// File times in nanoseconds, whatever time a file was given.
+@Suite struct FileTimeTests {
+    @Test func timesBeyondInt64NanosecondsSaturate() {
+        #expect(FileStamp.nanoseconds(timespec(tv_sec: 1_700_000_000, tv_nsec: 5)) == 1_700_000_000_000_000_005)
+        #expect(FileStamp.nanoseconds(timespec(tv_sec: -1, tv_nsec: 0)) == -1_000_000_000)
+        #expect(FileStamp.nanoseconds(timespec(tv_sec: 10_000_000_000, tv_nsec: 0)) == FileStamp.farthestTime)
+        #expect(FileStamp.nanoseconds(timespec(tv_sec: -10_000_000_000, tv_nsec: 0)) == -FileStamp.farthestTime)
+        #expect(FileStamp.nanoseconds(timespec(tv_sec: Int.max, tv_nsec: 999_999_999)) == FileStamp.farthestTime)
+        #expect(FileStamp.nanoseconds(timespec(tv_sec: Int.min, tv_nsec: 0)) == -FileStamp.farthestTime)
+        // The margin left below Int64's limits holds a cut to a two-second resolution.
+        let cut = -FileStamp.farthestTime - ((-FileStamp.farthestTime % 2_000_000_000) + 2_000_000_000) % 2_000_000_000
+        #expect(cut <= -FileStamp.farthestTime)
+    }
+}
+
