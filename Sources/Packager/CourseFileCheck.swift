@@ -47,7 +47,7 @@ enum CourseFileCheck {
     /// header, the deflate stream, then a trailer whose CRC-32 and size match).
     static func decode(_ path: String, gzip: Bool, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
         guard gzip else {
-            _ = try MappedFile.sweep(path, body)
+            _ = try FileSweep.sweep(path, body)
             return
         }
         let input = try InputFile(path: path)

@@ -124,7 +124,7 @@ final class CourseFileStore: Sendable {
     /// The entry of a content kept from the previous publish, read from its file.
     private static func readEntry(of known: Published) throws -> CopiedEntry {
         if known.file.encoding == .gzip { return try gzipEntry(at: known.path, of: known.file) }
-        let checksum = try MappedFile.sweep(known.path) { _ in }
+        let checksum = try FileSweep.sweep(known.path) { _ in }
         guard checksum.size == known.file.size else {
             throw BuildError.output(path: known.path, reason: "is \(checksum.size) bytes, the manifest says \(known.file.size)")
         }

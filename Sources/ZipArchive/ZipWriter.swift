@@ -10,8 +10,8 @@ import ZlibStream
 public struct ZipEntry: Sendable {
     public enum Source: Sendable {
         case bytes([UInt8])
-        /// Streamed from disk in fixed-size chunks, whatever its size; stored entries are
-        /// written straight from a mapping of the file.
+        /// Streamed from disk in fixed-size chunks, whatever its size; a stored entry's
+        /// header goes first, with the CRC-32 of a pass before (`FileSweep`).
         case file(path: String)
         /// A file whose CRC-32 an earlier pass computed (while hashing it, say): stored, it is
         /// written in one pass with its header first, unless the file changed since.
@@ -345,9 +345,9 @@ public struct ZipWriter: Sendable {
         return (crc, readBytes)
     }
 
-    /// A stored file in one pass over a mapping of it, header first: the CRC comes from an
-    /// earlier pass (or one over the mapping now), so nothing written is patched afterwards and
-    /// an observer's hash of the archive stays valid. The data goes from the mapping to the
+    /// A stored file in one pass over it, header first: the CRC comes from an earlier pass (or
+    /// one over the file now), so nothing written is patched afterwards and an observer's hash
+    /// of the archive stays valid. The data goes from the read buffer to the
     /// output with no copy in between.
     private func writeStoredFile(
         _ input: InputFile, status: InputFile.Status, known: FileChecksum?, name: [UInt8], to out: OutputFile

@@ -139,7 +139,7 @@ func randomTree(seed: UInt64, under root: String) throws -> [String] {
         #expect(try TestSupport.independentZipCheck([out + "/streamed.zip"]) == [])
 
         var hashedBytes = 0
-        let checksum = try MappedFile.sweep(video) { hashedBytes += $0.count }
+        let checksum = try FileSweep.sweep(video) { hashedBytes += $0.count }
         #expect(hashedBytes == 9_000_000 && checksum.size == 9_000_000)
         #expect(checksum.crc32 == CRC32.checksum(TestSupport.read(video)))
         let known = try write(.checkedFile(path: video, checksum), to: out + "/known.zip")
