@@ -42,6 +42,18 @@ import Testing
         }
     }
 
+    @Test func anArchivePathIsTwoPlainComponentsEndingInZip() {
+        #expect(ArchivePath.installFolder(of: "html/x.zip") == "html/x")
+        #expect(ArchivePath.installFolder(of: "problem/a_b-c~d.e.zip") == "problem/a_b-c~d.e")
+        for refused in [
+            "html/.x.zip", "x.zip", "a/b/c.zip", "/x.zip", "html/.zip", ".zip", "html/x.ZIP", "html/é.zip", "html/x\u{301}.zip",
+            "html/x.zip\u{301}", "html//x.zip", "html/x.zip/", "", "html/x", "html/x zip.zip", "../x.zip", "html/\u{0}.zip",
+            "/\u{301}x.zip", "html/" + String(repeating: "n", count: ArchivePath.maximumComponentLength + 1) + ".zip",
+        ] {
+            #expect(ArchivePath.installFolder(of: refused) == nil, "\(refused)")
+        }
+    }
+
     @Test func byteTotalsSaturateInsteadOfTrapping() {
         #expect([UInt64.max, 1].totalBytes { $0 } == .max)
         #expect([UInt64.max - 1, 1, nil, 5].totalBytes { $0 } == .max)
