@@ -27,8 +27,10 @@ public struct ExportDirectory: Sendable {
 
     /// Where `relative` really lives, if it is a regular file inside the export.
     public func regularFile(_ relative: String) throws(CourseError) -> String {
-        // Fast path: a plain file (not a link) in a folder already known to resolve inside the export.
-        if let slash = relative.lastIndex(of: "/") {
+        // Fast path: a plain file (not a link) in a folder already known to resolve inside the
+        // export. The slash is found by its byte, as the kernel finds it (a search by
+        // `Character` cost a tenth of reading 100,000 course files).
+        if let slash = relative.utf8.lastIndex(of: UInt8(ascii: "/")) {
             let folder = String(relative[..<slash])
             if let real = try resolvedFolder(folder) {
                 let candidate = real + "/" + relative[relative.index(after: slash)...]
