@@ -119,7 +119,8 @@ struct BlockInputs: Sendable {
         return digest.finish()
     }
 
-    /// `links`: the names the page's links look up among the other blocks, sorted. Nil when
+    /// `links`: the names the page's links look up among the other blocks, sorted, or
+    /// `LookedUpLinks.everyTarget` for a page that looks up too many to list. Nil when
     /// the block's content cannot be read or the pages are not planned yet.
     func digest(of block: Block, unitHead: [UInt8], links: [String]) -> String? {
         guard let context, let own = own[block.usageID] else { return nil }
@@ -128,6 +129,19 @@ struct BlockInputs: Sendable {
         digest.add(own)
         digest.add(bytes: unitHead)
         digest.add("\(links.count)")
+        if links == [LookedUpLinks.everyTarget] {
+            digest.add(links[0])
+            for (name, folder) in jumpTargets.sorted(by: { $0.key < $1.key }) {
+                digest.add(name)
+                digest.add(folder)
+            }
+            digest.add("\u{0}")
+            for (name, usageID) in onlineTargets.sorted(by: { $0.key < $1.key }) {
+                digest.add(name)
+                digest.add(usageID)
+            }
+            return digest.finish()
+        }
         for name in links {
             digest.add(name)
             digest.add(jumpTargets[name] ?? "\u{0}")

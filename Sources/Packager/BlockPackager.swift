@@ -66,10 +66,10 @@ struct BlockPackager: Sendable {
         if let digest, let online = rememberedOnlineOnly(of: block, inputs: digest) {
             return Packaged(outcome: .onlineOnly(online).withPlace(of: block), inputs: digest, rendered: false, links: remembered)
         }
-        var links = Set<String>()
+        var links = LookedUpLinks()
         do {
             let outcome = try packageOrThrow(block, lookingUp: &links).withPlace(of: block)
-            let looked = links.sorted()
+            let looked = links.recorded
             let made = looked == remembered ? digest : inputs.digest(of: block, unitHead: unitHead, links: looked)
             return Packaged(outcome: outcome, inputs: made, rendered: true, links: looked)
         } catch {
@@ -111,7 +111,7 @@ struct BlockPackager: Sendable {
     }
 
     /// `links`: receives every name the page's links look up among the other blocks.
-    private func packageOrThrow(_ block: Block, lookingUp links: inout Set<String>) throws -> BlockOutcome {
+    private func packageOrThrow(_ block: Block, lookingUp links: inout LookedUpLinks) throws -> BlockOutcome {
         var rendered: RenderedBlock
         switch try renderer.render(block, in: course, export: export, unitHead: pages.unitHeads[block.usageID] ?? []) {
         case .onlineOnly(let reason):
@@ -129,8 +129,8 @@ struct BlockPackager: Sendable {
         let contentHash = Self.contentHash(of: entries, renderer: renderer)
         let (listing, unpackedSize) = try publishContents(entries)
         let archive = ArchiveNaming.archivePath(type: block.type, urlName: block.urlName)
-        var listed = Set<String>()
-        let needs = page.network.filter { listed.insert($0).inserted }
+        let needs = page.findings.network
+        let warnings = page.findings.reported(block: block.usageID, file: rendered.contentFile)
         func entry(_ file: PublishedFile) -> BlockEntry {
             var entry = BlockEntry(
                 usageID: block.usageID, type: block.type, displayName: block.displayName, parents: block.parents,
@@ -141,10 +141,10 @@ struct BlockPackager: Sendable {
             return entry
         }
         if let reused = reusedArchive(archive, of: block, contentHash: contentHash) {
-            return .reused(entry(reused), warnings: page.warnings)
+            return .reused(entry(reused), warnings: warnings)
         }
         let (written, staged) = try writeArchive(entries, archive, of: block, contentHash: contentHash)
-        return .built(entry(written), stagedAt: staged, warnings: page.warnings)
+        return .built(entry(written), stagedAt: staged, warnings: warnings)
     }
 
     /// An archive in the output folder as the manifest lists it.
@@ -161,23 +161,21 @@ struct BlockPackager: Sendable {
         var libraries: Set<RuntimeLibrary>
         /// Static files (paths under static/) the archive carries.
         var bundled = Set<String>()
-        /// What the page loads from the network, in the order found.
-        var network: [String]
-        var warnings: [Diagnostic] = []
+        /// What the page loads from the network, in the order found, and its warnings.
+        var findings: PageFindings
         /// Course files its scripts load by name.
         var scriptLoaded = ScriptLoadedFiles()
     }
 
     /// Every reference in the page resolved: bundled files, links to other blocks, the LMS, or
     /// the online-only note; external loads are listed.
-    private func rewriteLinks(of rendered: RenderedBlock, block: Block, lookingUp links: inout Set<String>) -> PageInProgress {
-        var network = rendered.requiresNetwork
+    private func rewriteLinks(of rendered: RenderedBlock, block: Block, lookingUp links: inout LookedUpLinks) -> PageInProgress {
+        var findings = PageFindings(network: rendered.requiresNetwork)
         var bundled = Set<String>()
-        var warnings: [Diagnostic] = []
         var linksOnlineOnly = false
         var bytes = LinkRewriter.rewrite(rendered.page, references: LinkRewriter.references(in: rendered.page, as: .html)) { reference in
             if let external = ExternalResource.of(reference) {
-                if reference.loadsResource { network.append(external.url) }
+                if reference.loadsResource { findings.addNetwork(CollectionOfOne(external.url)) }
                 return external.resolution
             }
             var (resolution, file, problem) = resolve(reference, generated: rendered.files, lookingUp: &links)
@@ -186,13 +184,13 @@ struct BlockPackager: Sendable {
             if problem != nil, resolution == .keep, Self.isNavigation(reference) { resolution = .replace(Self.onlineOnlyAnchor) }
             if let file { bundled.insert(file) }
             if let (id, problem) = problem {
-                warnings.append(Diagnostic(block: block.usageID, file: rendered.contentFile, message: problem, reference: reference.url, id: id))
+                findings.warn(Diagnostic(block: block.usageID, file: rendered.contentFile, message: problem, reference: reference.url, id: id))
             }
             if case .replace(let link) = resolution, link.hasPrefix(Self.onlineOnlyAnchor) { linksOnlineOnly = true }
             return resolution
         }
         if linksOnlineOnly { bytes = Self.withOnlineOnlyNote(bytes) }
-        return PageInProgress(bytes: bytes, libraries: rendered.runtime, bundled: bundled, network: network, warnings: warnings)
+        return PageInProgress(bytes: bytes, libraries: rendered.runtime, bundled: bundled, findings: findings)
     }
 
     /// Stylesheets and framed course pages pull in what they reference, and so on; a chain of
@@ -203,20 +201,20 @@ struct BlockPackager: Sendable {
             let dependencies: [String]
             if AssetStore.isStylesheet(path) {
                 let sheet = try assets.stylesheet(path)
-                for reference in sheet.unresolved {
-                    page.warnings.append(Diagnostic(block: block.usageID, file: "static/" + path, message: "unresolved reference in stylesheet", reference: reference, id: .linkNamesNoFile))
+                page.findings.warn(each: sheet.unresolved) {
+                    Diagnostic(block: block.usageID, file: "static/" + path, message: "unresolved reference in stylesheet", reference: $0, id: .linkNamesNoFile)
                 }
-                page.network += sheet.network
+                page.findings.addNetwork(sheet.network)
                 dependencies = sheet.dependencies
             } else if AssetStore.isPage(path), depth < Self.maximumPageDepth {
                 let framed = try assets.page(path)
-                for reference in framed.unresolved {
-                    page.warnings.append(Diagnostic(block: block.usageID, file: "static/" + path, message: "unresolved reference in a bundled page", reference: reference, id: .linkNamesNoFile))
+                page.findings.warn(each: framed.unresolved) {
+                    Diagnostic(block: block.usageID, file: "static/" + path, message: "unresolved reference in a bundled page", reference: $0, id: .linkNamesNoFile)
                 }
-                page.network += framed.network
+                page.findings.addNetwork(framed.network)
                 dependencies = framed.dependencies
             } else if AssetStore.isScript(path) {
-                page.network += try assets.scriptNeeds(path)
+                page.findings.addNetwork(try assets.scriptNeeds(path))
                 page.scriptLoaded.formUnion(try assets.scriptLoadedFiles(path))
                 continue
             } else {
@@ -234,7 +232,7 @@ struct BlockPackager: Sendable {
         page.scriptLoaded.add(inlineScriptsOf: page.bytes, export: export)
         guard !page.scriptLoaded.isEmpty, let carried = page.scriptLoaded.script(export: export) else { return }
         for path in carried.tooLarge {
-            page.warnings.append(Diagnostic(
+            page.findings.warn(Diagnostic(
                 block: block.usageID, file: "static/" + path,
                 message: "a script loads this file by name, and it is too large (over \(ScriptLoadedFiles.fileLimit >> 20) MiB, or the page's files over \(ScriptLoadedFiles.pageLimit >> 20) MiB) to carry inside the page: the page opened from file:// cannot load it",
                 reference: path))
@@ -249,7 +247,7 @@ struct BlockPackager: Sendable {
     private func insertRuntime(into page: inout PageInProgress) -> Set<RuntimeLibrary> {
         guard !page.libraries.isEmpty else { return [] }
         guard let runtime else {
-            page.network += page.libraries.sorted().map(\.networkName)
+            page.findings.addNetwork(page.libraries.sorted().map(\.networkName))
             return []
         }
         page.bytes = PageTemplates.insertBeforeScripts(runtime.elements(for: page.libraries), page: page.bytes)
@@ -328,7 +326,7 @@ struct BlockPackager: Sendable {
     /// absolute LMS link, or (when it cannot be resolved) itself, with the reason.
     /// `links` receives each name looked up in the plan's jump and online targets, found or not.
     private func resolve(
-        _ reference: Reference, generated: [String: [UInt8]], lookingUp links: inout Set<String>
+        _ reference: Reference, generated: [String: [UInt8]], lookingUp links: inout LookedUpLinks
     ) -> (LinkRewriter.Resolution, file: String?, problem: (DiagnosticID, String)?) {
         switch LinkTarget.classify(reference.url) {
         case .untouched:
