@@ -39,14 +39,14 @@ let package = Package(
         .target(name: "Diagnostics"),
         .target(name: "CourseExport", dependencies: ["Diagnostics", "ZlibStream", "ParallelMap", "FileSystem", .product(name: "Crypto", package: "swift-crypto")]),
         .target(name: "LinkRewriter", dependencies: ["Diagnostics"]),
-        .target(name: "CourseSearch", dependencies: ["LinkRewriter", "Manifest"]),
+        .target(name: "CourseSearch", dependencies: ["LinkRewriter", "Manifest", "FileSystem"]),
         .target(
             name: "OfflineSearch",
             dependencies: ["Diagnostics", "CourseSearch", "ClientTarget", "SyncClient", "Manifest", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .target(
             name: "BlockRenderer",
-            dependencies: ["Diagnostics", "CourseExport", "LinkRewriter", .product(name: "Mustache", package: "swift-mustache")]
+            dependencies: ["Diagnostics", "CourseExport", "LinkRewriter", "FileSystem", .product(name: "Mustache", package: "swift-mustache")]
         ),
         .target(name: "Manifest", dependencies: ["Diagnostics", "FileSystem", "ParallelMap"]),
         .target(name: "CFileCalls"),

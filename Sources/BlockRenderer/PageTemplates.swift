@@ -1,3 +1,4 @@
+import FileSystem
 import Foundation
 import Mustache
 
@@ -31,8 +32,8 @@ public struct PageTemplates: Sendable {
         }
         for name in names where DefaultTemplates.files[name] != nil {
             let path = folder + "/" + name
-            guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
-                throw .template(path: path, reason: "cannot be read as UTF-8 text")
+            guard let data = WholeFile.readIfUsable(path, atMost: 16 << 20), let text = String(validating: data, as: UTF8.self) else {
+                throw .template(path: path, reason: "cannot be read as UTF-8 text (a regular file of at most 16 MiB)")
             }
             files[name] = text
         }

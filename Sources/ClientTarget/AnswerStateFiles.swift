@@ -73,7 +73,7 @@ public enum AnswerStateFiles {
     /// outbox whenever it is lost. A temporary name of this write's own, so two writers (serve
     /// and a submit) never write into one temporary file.
     static func replace(_ path: String, with bytes: [UInt8]) throws(ClientError) {
-        if let current = FileManager.default.contents(atPath: path), [UInt8](current) == bytes { return }
+        if let current = WholeFile.readIfUsable(path, atMost: UInt64(bytes.count)), current == bytes { return }
         let folder = DurableFile.folder(of: path)
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)

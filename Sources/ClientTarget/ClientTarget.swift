@@ -119,9 +119,15 @@ public struct ClientTarget: Sendable {
     }
 
     public func readState() throws(ClientError) -> State {
-        guard let data = FileManager.default.contents(atPath: statePath) else { return State() }
+        let bytes: [UInt8]
         do {
-            return try JSONDecoder().decode(State.self, from: data)
+            guard let read = try WholeFile.read(statePath, atMost: WholeFile.stateLimit) else { return State() }
+            bytes = read
+        } catch {
+            throw .notATarget(path: statePath, reason: "cannot be read: \(error.reason ?? "\(error)")")
+        }
+        do {
+            return try JSONDecoder().decode(State.self, from: Data(bytes))
         } catch {
             throw .notATarget(path: statePath, reason: "cannot be read: \(error)")
         }

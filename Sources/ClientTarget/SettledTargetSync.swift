@@ -90,9 +90,15 @@ extension ClientTarget {
 
     /// Nil when there is no state.
     func readStateOutline() throws(ClientError) -> StateOutline? {
-        guard let data = FileManager.default.contents(atPath: statePath) else { return nil }
+        let bytes: [UInt8]
         do {
-            return try JSONDecoder().decode(StateOutline.self, from: data)
+            guard let read = try WholeFile.read(statePath, atMost: WholeFile.stateLimit) else { return nil }
+            bytes = read
+        } catch {
+            throw .notATarget(path: statePath, reason: "cannot be read: \(error.reason ?? "\(error)")")
+        }
+        do {
+            return try JSONDecoder().decode(StateOutline.self, from: Data(bytes))
         } catch {
             throw .notATarget(path: statePath, reason: "cannot be read: \(error)")
         }

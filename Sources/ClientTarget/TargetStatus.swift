@@ -32,6 +32,8 @@ extension ClientTarget {
         /// The runtime's and the search index's folders (`runtime/<hash>`…) when they are
         /// missing or differ from the archive the local manifest names.
         public var sharedDamage: [(folder: String, damage: Damage)] = []
+        /// Why the course's `manifest.json` is there but cannot be used (the next sync repairs it).
+        public var manifestProblem: String?
     }
 
     public enum Damage: Sendable, Equatable {
@@ -78,11 +80,20 @@ extension ClientTarget {
     func courseStatus(folder: String, record: CourseRecord?, readingBytes: Bool) -> CourseStatus? {
         let courseRoot = root + "/" + folder
         guard let installed = InstalledCourse(courseRoot: courseRoot) else {
-            // Its first sync did not get as far as its manifest: only leftovers to show.
-            guard let record else { return nil }
+            // Its first sync did not get as far as its manifest (only leftovers to show), or
+            // the manifest is damaged.
+            var problem: String?
+            do {
+                _ = try ManifestFile.read(courseRoot + "/manifest.json")
+            } catch {
+                problem = "\(error)"
+            }
+            guard record != nil || problem != nil else { return nil }
             return CourseStatus(
-                folder: folder, courseID: record.courseID, title: "", publishedAt: "never (no local manifest yet)", pins: record.pins, bytes: 0,
-                presentBlocks: 0, damagedBlocks: 0, leftovers: SyncLeftovers(target: courseRoot).find(), offlineBlocks: 0, lastUse: nil, blocks: [])
+                folder: folder, courseID: record?.courseID ?? "", title: "",
+                publishedAt: problem == nil ? "never (no local manifest yet)" : "unknown (its manifest cannot be read)", pins: record?.pins ?? [], bytes: 0,
+                presentBlocks: 0, damagedBlocks: 0, leftovers: SyncLeftovers(target: courseRoot).find(), offlineBlocks: 0, lastUse: nil, blocks: [],
+                manifestProblem: problem)
         }
         let published = (try? ManifestFile.read(OutlinePage.publishedPath(courseRoot: courseRoot))) ?? installed.manifest
         let pins = record?.pins ?? []

@@ -357,7 +357,7 @@ extension ClientTarget {
     func keepPublished(_ manifest: CourseManifest, courseRoot: String) {
         let published = OutlinePage.publishedPath(courseRoot: courseRoot)
         let cached = SyncClient.cachedManifestPath(target: courseRoot)
-        if let data = FileManager.default.contents(atPath: cached), (try? ManifestFile.decode(data, path: cached)) == manifest {
+        if let data = WholeFile.readIfUsable(cached, atMost: WholeFile.manifestLimit), (try? ManifestFile.decode(Data(data), path: cached)) == manifest {
             let temporary = DurableFile.temporaryPath(beside: published)
             if link(cached, temporary) == 0, rename(temporary, published) == 0 { return }
             unlink(temporary)

@@ -1,3 +1,4 @@
+import FileSystem
 import Foundation
 
 /// Reads an OLX export into a `Course`: follows pointers and inline children from `course.xml`
@@ -5,14 +6,15 @@ import Foundation
 public enum CourseLoader {
     /// Loads from an export folder (or its parent) or a `.tar.gz`; the caller closes the export.
     /// `workers` threads read and parse block files (`--jobs 1` means one thread throughout).
+    /// `largestStaticFile`: a file under `static/` larger than this is left out, with a warning.
     public static func open(
-        _ path: String, workers: Int = ProcessInfo.processInfo.activeProcessorCount
+        _ path: String, workers: Int = ProcessInfo.processInfo.activeProcessorCount, largestStaticFile: UInt64 = .max
     ) throws(CourseError) -> (Course, OpenedExport) {
         let export = try OpenedExport.open(path)
         // A tarball unpacks into a temporary folder whose name means nothing: name it after the tarball.
         let folderName = export.temporaryFolder == nil ? nil : Self.nameWithoutArchiveSuffix(path)
         do {
-            return (try load(export.directory, workers: workers, folderName: folderName), export)
+            return (try load(export.directory, workers: workers, folderName: folderName, largestStaticFile: largestStaticFile), export)
         } catch {
             export.close()
             throw error
@@ -22,7 +24,8 @@ public enum CourseLoader {
     /// `folderName` stands in for the export folder's name, which old exports without a
     /// `course` attribute take as the course number (as the LMS does).
     public static func load(
-        _ directory: ExportDirectory, workers: Int = ProcessInfo.processInfo.activeProcessorCount, folderName: String? = nil
+        _ directory: ExportDirectory, workers: Int = ProcessInfo.processInfo.activeProcessorCount, folderName: String? = nil,
+        largestStaticFile: UInt64 = .max
     ) throws(CourseError) -> Course {
         let courseXML = try parse(directory, "course.xml")
         guard courseXML.name == "course" else {
@@ -38,8 +41,10 @@ public enum CourseLoader {
 
         let (assets, assetWarnings) = try Policy.assets(directory)
         let courseBlock = walker.blocks.first
-        let staticPaths = directory.files(under: "static").map { String($0.dropFirst("static/".count)) }
+        var staticPaths = directory.files(under: "static").map { String($0.dropFirst("static/".count)) }
             .filter { !StaticIndex.isAppleDouble($0) }
+        let (kept, tooLarge) = Self.withoutFilesOver(largestStaticFile, staticPaths, in: directory)
+        staticPaths = kept
         return Course(
             org: identity.org, number: identity.number, run: identity.run,
             displayName: courseBlock?.displayName ?? "\(identity.org) \(identity.number)",
@@ -48,7 +53,27 @@ public enum CourseLoader {
             blocks: walker.blocks,
             staticFiles: StaticIndex(paths: staticPaths, assetsJSON: assets),
             issues: walker.issues,
-            warnings: walker.warnings + assetWarnings)
+            warnings: walker.warnings + assetWarnings + tooLarge)
+    }
+
+    /// Static files no larger than `limit`, and a warning for each of the others, which are never
+    /// read: a stat each, which at 100,000 files is tens of milliseconds.
+    static func withoutFilesOver(_ limit: UInt64, _ paths: [String], in directory: ExportDirectory) -> ([String], [CourseIssue]) {
+        guard limit < .max else { return (paths, []) }
+        var kept: [String] = []
+        var warnings: [CourseIssue] = []
+        kept.reserveCapacity(paths.count)
+        for path in paths {
+            let file = "static/" + path
+            guard let size = FileStamp.of(directory.path(file))?.size, size > limit else {
+                kept.append(path)
+                continue
+            }
+            warnings.append(CourseIssue(
+                .courseFileTooLarge, usageID: nil, file: file,
+                message: "\(size) bytes, larger than the \(limit) bytes a client accepts for a course file: left out (never read), links to it are unresolved"))
+        }
+        return (kept, warnings)
     }
 
     /// course.xml either points to course/RUN.xml or, in old exports, is the course itself.

@@ -1,3 +1,4 @@
+import FileSystem
 import Foundation
 import Manifest
 
@@ -117,13 +118,21 @@ public struct SearchIndex: Codable, Sendable, Equatable {
     /// appended in order. Errors name the file.
     public static func read(folder: String) throws(SearchIndexError) -> SearchIndex {
         let path = folder + "/" + fileName
-        guard let data = FileManager.default.contents(atPath: path) else { throw .damaged(path: path, reason: "it cannot be read") }
-        var index = try decode(Array(data), path: path)
+        let read: [UInt8]?
+        do {
+            read = try WholeFile.read(path, atMost: WholeFile.stateLimit)
+        } catch {
+            throw .damaged(path: path, reason: "it cannot be read: \(error.reason ?? "\(error)")")
+        }
+        guard let data = read else { throw .damaged(path: path, reason: "it is missing") }
+        var index = try decode(data, path: path)
         for part in index.parts ?? [] {
             let partPath = folder + "/" + part
             guard isPartName(part) else { throw .damaged(path: path, reason: "it names a part \"\(part)\" that is not part-<16 hex>.js") }
-            guard let bytes = FileManager.default.contents(atPath: partPath) else { throw .damaged(path: partPath, reason: "it cannot be read") }
-            index.documents += try decodePart(Array(bytes), path: partPath)
+            guard let bytes = WholeFile.readIfUsable(partPath, atMost: WholeFile.stateLimit) else {
+                throw .damaged(path: partPath, reason: "it is missing, not a file, or larger than \(WholeFile.stateLimit) bytes")
+            }
+            index.documents += try decodePart(bytes, path: partPath)
         }
         return index
     }

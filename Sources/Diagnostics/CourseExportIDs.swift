@@ -16,10 +16,11 @@ extension DiagnosticID {
     public static let courseDefault = DiagnosticID("CP121", "course.xml lacks an attribute; the LMS's default is used")
     public static let unreadableGroups = DiagnosticID("CP122", "group_access or a split test's groups cannot be read")
     public static let ignoredPolicy = DiagnosticID("CP123", "a policy file is not valid JSON and is ignored")
+    public static let courseFileTooLarge = DiagnosticID("CP124", "a course file is larger than a client accepts and is left out")
 
     static let courseExport: [DiagnosticID] = [
         notACourse, unreadableFile, malformedXML, invalidCourse, unsafeArchive,
         unusableURLName, missingDefinition, unreadableDefinition, nestingTooDeep,
-        reusedURLName, courseDefault, unreadableGroups, ignoredPolicy,
+        reusedURLName, courseDefault, unreadableGroups, ignoredPolicy, courseFileTooLarge,
     ]
 }

@@ -29,8 +29,8 @@ public struct FileHashCache: Codable, Sendable, Equatable {
     }
 
     public static func load(from stateFolder: String) -> FileHashCache {
-        guard let data = FileManager.default.contents(atPath: stateFolder + "/" + fileName),
-            let cache = try? JSONDecoder().decode(FileHashCache.self, from: data)
+        guard let data = WholeFile.readIfUsable(stateFolder + "/" + fileName, atMost: WholeFile.stateLimit),
+            let cache = try? JSONDecoder().decode(FileHashCache.self, from: Data(data))
         else { return FileHashCache() }
         return cache
     }

@@ -55,8 +55,7 @@ public struct RecordFile: Sendable {
     /// The records of the file at `path`, each field a slice of one buffer; nil when the file
     /// is missing, of another format or damaged.
     public static func load(_ path: String, format: String) -> [[ArraySlice<UInt8>]]? {
-        guard let data = FileManager.default.contents(atPath: path) else { return nil }
-        let bytes = [UInt8](data)
+        guard let bytes = WholeFile.readIfUsable(path, atMost: WholeFile.stateLimit) else { return nil }
         let header = Array((format + "\n").utf8)
         guard bytes.starts(with: header), bytes.count >= header.count + 4 else { return nil }
         let end = bytes.count - 4

@@ -31,11 +31,8 @@ public enum ManifestFile {
 
     /// Nil when there is no file at `path`.
     public static func read(_ path: String) throws(ManifestError) -> CourseManifest? {
-        guard FileManager.default.fileExists(atPath: path) else { return nil }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw .unreadable(path: path, reason: "permission denied or not a file")
-        }
-        return try decode(data, path: path)
+        guard let bytes = try PublishedManifest.readFile(path) else { return nil }
+        return try decode(Data(bytes), path: path)
     }
 
     /// Replaces `path` atomically and durably: readers see the old manifest or the new one,

@@ -90,12 +90,13 @@ public struct PublishedManifest: Sendable {
         return part
     }
 
-    /// The bytes of a regular file, nil when there is none.
+    /// The bytes of a kept manifest or part, nil when there is none; refused unread when it is
+    /// not a regular file or larger than `WholeFile.manifestLimit`.
     public static func readFile(_ path: String) throws(ManifestError) -> [UInt8]? {
-        guard FileManager.default.fileExists(atPath: path) else { return nil }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw .unreadable(path: path, reason: "permission denied or not a file")
+        do {
+            return try WholeFile.read(path, atMost: WholeFile.manifestLimit)
+        } catch {
+            throw .unreadable(path: path, reason: error.reason ?? "\(error)")
         }
-        return [UInt8](data)
     }
 }

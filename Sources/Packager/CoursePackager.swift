@@ -247,7 +247,7 @@ public struct CoursePackager: Sendable {
 
     private func openCourse(_ coursePath: String) throws(BuildError) -> (Course, OpenedExport) {
         do {
-            return try CourseLoader.open(coursePath, workers: options.jobs)
+            return try CourseLoader.open(coursePath, workers: options.jobs, largestStaticFile: ArchiveLimits.current.maximumCourseFileSize)
         } catch {
             throw .course(error)
         }

@@ -1,4 +1,5 @@
 import AWSSigV4
+import FileSystem
 import Foundation
 
 /// Credentials and region from where the AWS tools keep them: the environment, then the shared
@@ -53,8 +54,13 @@ public struct AWSConfiguration: Sendable, Equatable {
 
     /// `[section]` → key → value; `#` and `;` start comments. A missing file is empty.
     static func readINI(_ path: String) throws(Failure) -> [String: [String: String]] {
-        guard FileManager.default.fileExists(atPath: path) else { return [:] }
-        guard let data = FileManager.default.contents(atPath: path) else { throw .unreadable(path: path, reason: "cannot be read") }
+        let read: [UInt8]?
+        do {
+            read = try WholeFile.read(path, atMost: 1 << 20)
+        } catch {
+            throw .unreadable(path: path, reason: error.reason ?? "\(error)")
+        }
+        guard let data = read else { return [:] }
         var sections: [String: [String: String]] = [:]
         var current: String?
         for raw in String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline) {

@@ -22,8 +22,14 @@ public struct FolderStore: ObjectStore {
 
     public func get(_ key: String) async throws(StoreError) -> Data? {
         guard let path = try existingFile(key) else { return nil }
-        guard let data = FileManager.default.contents(atPath: path) else { throw .file(path: path, reason: "cannot be read") }
-        return data
+        let read: [UInt8]?
+        do {
+            read = try WholeFile.read(path, atMost: WholeFile.manifestLimit)
+        } catch {
+            throw .file(path: path, reason: error.reason ?? "\(error)")
+        }
+        guard let bytes = read else { throw .file(path: path, reason: "cannot be read") }
+        return Data(bytes)
     }
 
     public func put(_ key: String, file: OpenedFile, metadata: ObjectMetadata) async throws(StoreError) {

@@ -72,15 +72,15 @@ public struct BlockInventory: Sendable, Equatable {
     public static func recorded(stateFolder: String, blockFolder: String, archiveSHA256: String?) -> Recorded {
         if let archiveSHA256 {
             let path = path(stateFolder: stateFolder, blockFolder: blockFolder, archiveSHA256: archiveSHA256)
-            if let data = FileManager.default.contents(atPath: path) {
-                guard let inventory = parse(Array(data)) else { return .unreadable("its inventory \(path) cannot be read") }
+            if let data = WholeFile.readIfUsable(path, atMost: WholeFile.stateLimit) {
+                guard let inventory = parse(data) else { return .unreadable("its inventory \(path) cannot be read") }
                 guard inventory.archiveSHA256 == archiveSHA256 else { return .unreadable("its inventory \(path) names another archive") }
                 return .inventory(inventory)
             }
         }
         let legacy = legacyPath(stateFolder: stateFolder, blockFolder: blockFolder)
-        guard let data = FileManager.default.contents(atPath: legacy) else { return .nothing }
-        guard let inventory = parse(Array(data)) else { return .unreadable("its inventory \(legacy) cannot be read") }
+        guard let data = WholeFile.readIfUsable(legacy, atMost: WholeFile.stateLimit) else { return .nothing }
+        guard let inventory = parse(data) else { return .unreadable("its inventory \(legacy) cannot be read") }
         return .inventory(inventory)
     }
 

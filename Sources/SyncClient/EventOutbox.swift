@@ -87,7 +87,7 @@ public struct EventOutbox: Sendable {
     }
 
     public func contents() -> Contents {
-        guard let data = FileManager.default.contents(atPath: path) else { return Contents(events: [], dropped: 0) }
+        guard let data = WholeFile.readIfUsable(path, atMost: WholeFile.stateLimit) else { return Contents(events: [], dropped: 0) }
         return Self.contents(of: data).contents
     }
 

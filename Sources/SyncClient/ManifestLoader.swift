@@ -69,19 +69,11 @@ public enum ManifestLoader {
     /// only (a FIFO is not waited on), its size checked before anything is read, and never more
     /// than `limit` bytes held, however the file grows meanwhile.
     static func readFile(_ path: String, atMost limit: UInt64) -> BoundedRead {
-        let file: InputFile
         do {
-            file = try InputFile(path: path)
-        } catch {
-            return error.errno == ENOENT || error.errno == ENOTDIR ? .missing : .unreadable(error.description)
-        }
-        do {
-            let size = try file.size
-            guard size <= limit else { return .tooLarge(size) }
-            let bytes = try file.read(at: 0, count: Int(size))
+            guard let bytes = try WholeFile.read(path, atMost: limit) else { return .missing }
             return .bytes(bytes)
         } catch {
-            return .unreadable(error.description)
+            return error.errno == WholeFile.tooLargeErrno ? .tooLarge(limit) : .unreadable(error.description)
         }
     }
 

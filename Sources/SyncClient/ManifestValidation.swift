@@ -92,9 +92,11 @@ enum ManifestValidation {
     static func checkContents(_ manifest: CourseManifest, source: String) throws(SyncError) {
         func refuse(_ reason: String) -> SyncError { .unsafeManifest(source: source, reason: reason) }
         guard let files = manifest.files else { return }
+        let largest = ArchiveLimits.current.maximumCourseFileSize
         for (key, file) in files {
             guard CourseFile.isContentKey(key) else { throw refuse("files lists \"\(key.prefix(80))\", which is not a sha256") }
-            guard file.size <= maximumArchiveSize, file.compressedSize <= maximumArchiveSize else { throw refuse("content \(key) has no plausible size") }
+            guard file.size <= largest else { throw refuse("content \(key) is \(file.size) bytes, larger than the \(largest) bytes a course file may be") }
+            guard file.compressedSize <= maximumArchiveSize else { throw refuse("content \(key) has no plausible size") }
         }
         var listings: [(String, FileListing)] = manifest.blocks.compactMap { block in block.files.map { ("block \(block.usageID)", $0) } }
         listings += SharedContent.all(in: manifest).compactMap { shared in shared.archive.files.map { (shared.kind.shownName, $0) } }

@@ -96,7 +96,7 @@ public struct Outbox: Sendable {
 
     /// Every answer in its latest state, in timestamp order (ties by id).
     public func entries() -> [AnswerEntry] {
-        guard let data = FileManager.default.contents(atPath: path) else { return [] }
+        guard let data = WholeFile.readIfUsable(path, atMost: WholeFile.stateLimit) else { return [] }
         return Self.latest(in: data).entries
     }
 

@@ -50,8 +50,8 @@ extension SyncClient {
         case .http(let base):
             var request = URLRequest(url: base.appendingPathComponent("manifest.json"))
             request.cachePolicy = .reloadIgnoringLocalCacheData
-            let cached = FileManager.default.contents(atPath: cachePath)
-            let validators = FileManager.default.contents(atPath: validatorsPath).flatMap { try? JSONDecoder().decode(Validators.self, from: $0) }
+            let cached = WholeFile.readIfUsable(cachePath, atMost: UInt64(ManifestLoader.sizeLimit)).map { Data($0) }
+            let validators = WholeFile.readIfUsable(validatorsPath, atMost: WholeFile.stateLimit).flatMap { try? JSONDecoder().decode(Validators.self, from: Data($0)) }
             if cached != nil, let validators {
                 if let etag = validators.etag { request.setValue(etag, forHTTPHeaderField: "If-None-Match") }
                 if let modified = validators.lastModified { request.setValue(modified, forHTTPHeaderField: "If-Modified-Since") }
@@ -90,7 +90,7 @@ extension SyncClient {
         split.writesParts = remember
         guard let indexBytes = try await split.indexBytes() else { return nil }
         let fingerprint = SHA256Hex.of(indexBytes)
-        let kept = FileManager.default.contents(atPath: Self.indexPath(stateFolder)).map { [UInt8]($0) }
+        let kept = WholeFile.readIfUsable(Self.indexPath(stateFolder), atMost: UInt64(ManifestLoader.sizeLimit))
         if fingerprint == known { return ServerFetch(manifest: nil, notModified: kept == indexBytes, fingerprint: fingerprint, remember: Self.forgetting) }
         let index = try split.index(from: indexBytes)
         let fetched = try await split.manifest(index)

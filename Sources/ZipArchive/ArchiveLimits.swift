@@ -25,11 +25,15 @@ public struct ArchiveLimits: Sendable, Equatable {
     /// `maximumManifestSize`, and all its parts together to this, which bounds what a client
     /// assembles in memory.
     public var maximumSplitManifestSize: UInt64 = 1 << 30
+    /// A course file (under `static/`) larger than this is left out of a build, with a warning,
+    /// and refused by a client: it is never hashed, stored or downloaded. A 100 GB file once
+    /// took seven minutes to hash before a build did anything.
+    public var maximumCourseFileSize: UInt64 = 4 << 30
 
     public init() {}
 
     /// The limits in force: the defaults, each lowered (never raised) by
-    /// `COURSEPACK_LOWER_LIMITS=entries=N,total=N,ratio=N,manifest=N,split=N`, which lets tests reach
+    /// `COURSEPACK_LOWER_LIMITS=entries=N,total=N,ratio=N,manifest=N,split=N,file=N`, which lets tests reach
     /// a limit without building gigabytes, and applies to builder and client alike.
     public static var current: ArchiveLimits {
         var limits = ArchiveLimits()
@@ -43,6 +47,7 @@ public struct ArchiveLimits: Sendable, Equatable {
             case "ratio": limits.maximumRatio = min(limits.maximumRatio, value)
             case "manifest": limits.maximumManifestSize = min(limits.maximumManifestSize, Int(clamping: value))
             case "split": limits.maximumSplitManifestSize = min(limits.maximumSplitManifestSize, value)
+            case "file": limits.maximumCourseFileSize = min(limits.maximumCourseFileSize, value)
             default: continue
             }
         }

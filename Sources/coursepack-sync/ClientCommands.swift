@@ -2,6 +2,7 @@ import ArgumentParser
 import ClientTarget
 import CommandLineSupport
 import Foundation
+import SafeText
 
 /// A target that is not one is bad input: exit 2, nothing touched.
 func existingTarget(_ path: String) throws -> ClientTarget {
@@ -40,6 +41,9 @@ struct Status: ParsableCommand {
             let pins = course.pins.isEmpty ? "none" : course.pins.joined(separator: " ")
             let last = course.lastUse.map(Self.time) ?? "never"
             printOutput("  \(course.presentBlocks) blocks present of \(course.offlineBlocks) offline, \(course.bytes) bytes on disk, pins: \(pins), last use: \(last), published \(course.publishedAt)")
+            if let problem = course.manifestProblem {
+                printOutput("  damaged: manifest.json: \(RemoteText.clean(problem, limit: 500)); the next sync repairs it")
+            }
             for block in course.blocks {
                 switch block.damage {
                 case .missing?: printOutput("  missing: \(block.usageID): its folder is gone; the next sync downloads it again")
