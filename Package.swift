@@ -109,7 +109,7 @@ let package = Package(
         .testTarget(name: "IncrementalBuildTests", dependencies: ["IncrementalBuild", "ParallelMap", "TestSupport"]),
         .testTarget(name: "ManifestTests", dependencies: ["Manifest", "TestSupport"]),
         .testTarget(
-            name: "PackagerTests", dependencies: ["Packager", "Manifest", "ZipArchive", "CourseExport", "BlockRenderer", "Diagnostics", "TestSupport", "IncrementalCheck"],
+            name: "PackagerTests", dependencies: ["Packager", "Manifest", "ZipArchive", "CourseExport", "BlockRenderer", "Diagnostics", "TestSupport", "IncrementalCheck", "IncrementalBuild"],
             exclude: ["Snapshots"]
         ),
         .testTarget(name: "ClientLibraryTests", dependencies: ["ClientTarget", "SyncClient", "Manifest", "coursepack", "TestSupport"]),

@@ -52,8 +52,8 @@ public enum CourseLoader {
             root: directory.root,
             blocks: walker.blocks,
             staticFiles: StaticIndex(paths: staticPaths, assetsJSON: assets),
-            issues: walker.issues,
-            warnings: walker.warnings + assetWarnings + tooLarge)
+            issues: walker.issues.all,
+            warnings: walker.warnings.all + assetWarnings + tooLarge)
     }
 
     /// Static files no larger than `limit`, and a warning for each of the others, which are never

@@ -13,8 +13,8 @@ struct TreeWalker {
     let run: String
     let policy: Policy
     private(set) var blocks: [Block] = []
-    private(set) var issues: [CourseIssue] = []
-    private(set) var warnings: [CourseIssue] = []
+    private(set) var issues = CourseIssueList()
+    private(set) var warnings = CourseIssueList()
     /// Block files read and parsed ahead, in parallel; the walk itself stays sequential.
     /// Keyed by the path's bytes: file names are bytes, and two canonically equivalent names
     /// (NFC and NFD) are two files that Swift's `String` keys would merge.

@@ -230,14 +230,16 @@ struct BlockPackager: Sendable {
     /// page loads before its own, so they load from file:// too.
     private func carryScriptLoadedFiles(into page: inout PageInProgress, files: inout [String: [UInt8]], block: Block) {
         page.scriptLoaded.add(inlineScriptsOf: page.bytes, export: export)
-        guard !page.scriptLoaded.isEmpty, let carried = page.scriptLoaded.script(export: export) else { return }
+        guard !page.scriptLoaded.isEmpty else { return }
+        let carried = page.scriptLoaded.script(export: export)
         for path in carried.tooLarge {
             page.findings.warn(Diagnostic(
                 block: block.usageID, file: "static/" + path,
                 message: "a script loads this file by name, and it is too large (over \(ScriptLoadedFiles.fileLimit >> 20) MiB, or the page's files over \(ScriptLoadedFiles.pageLimit >> 20) MiB) to carry inside the page: the page opened from file:// cannot load it",
                 reference: path))
         }
-        files[ScriptLoadedFiles.scriptName] = carried.bytes
+        guard let bytes = carried.bytes else { return }
+        files[ScriptLoadedFiles.scriptName] = bytes
         let element = Array("<script src=\"\(ScriptLoadedFiles.scriptName)\"></script>\n".utf8)
         page.bytes = PageTemplates.insertBeforeScripts(element, page: page.bytes)
     }

@@ -367,6 +367,11 @@ public struct CoursePackager: Sendable {
             course: course, export: export, renderer: renderer, own: inputs.own, styleOnly: inputs.styleOnly,
             remembered: PageFacts.load(from: options.stateFolder), workers: options.jobs)
         inputs.plan(pages)
+        for (unit, bytes) in pages.unsharedHeads {
+            report.warnings.append(Diagnostic(
+                block: unit, file: nil,
+                message: "the style-only html blocks of this unit (only <style>, <link> and <script>) hold \(bytes) bytes, more than the \(PagePlan.unitHeadLimit >> 10) KiB copied into each of its other pages: those pages are published without them"))
+        }
         report.durations.planSeconds = phase.lap()
         let packager = BlockPackager(
             course: course, export: export, renderer: renderer, assets: assets,

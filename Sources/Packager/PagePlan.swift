@@ -16,6 +16,11 @@ struct PagePlan: Sendable {
     /// Leaf usage id → the `<style>`, `<link>` and `<script>` elements of the other style-only
     /// components of its unit, in course order.
     let unitHeads: [String: [UInt8]]
+    /// Units whose style-only elements add up to more than `unitHeadLimit`, with their size:
+    /// not copied into the unit's other pages. A 9 MB script-only block in a unit of 200
+    /// pages once made 1.9 GB of pages and took 2.3 GB to build.
+    let unsharedHeads: [(unit: String, bytes: Int)]
+    static let unitHeadLimit = 256 << 10
 
     /// Whether each problem and video has a page, as this plan found it: what the next build
     /// remembers; `factsChanged` when that differs from what this build was given.
@@ -87,6 +92,14 @@ struct PagePlan: Sendable {
             guard let elements = fact.styleOnly, let unit = blocks[position].parents.first else { continue }
             styleOnlyByUnit[unit, default: []].append((blocks[position].usageID, elements))
         }
+        var unshared: [(unit: String, bytes: Int)] = []
+        for (unit, styles) in styleOnlyByUnit.sorted(by: { $0.key < $1.key }) {
+            let bytes = styles.reduce(0) { $0 + $1.elements.count }
+            guard bytes > Self.unitHeadLimit else { continue }
+            unshared.append((unit, bytes))
+            styleOnlyByUnit[unit] = nil
+        }
+        unsharedHeads = unshared
         var heads: [String: [UInt8]] = [:]
         if !styleOnlyByUnit.isEmpty {
             for position in leaves {

@@ -38,7 +38,7 @@ import TestSupport
         }
         let entry = try #require(try manifest(in: out).blocks.first { $0.usageID == id("a") })
         #expect(entry.requiresNetwork?.count == 100)
-        #expect(report.warnings.contains { $0.block == id("a") && $0.message.contains("more distinct network resources") })
+        #expect(report.warnings.contains { $0.block == id("a") && $0.message.contains("more network loads of the page") })
 
         let state = BuildOptions.defaultStateFolder(forOutput: out)
         let stateBytes = TestSupport.files(under: state).reduce(0) { $0 + TestSupport.read(state + "/" + $1).count }
@@ -63,5 +63,63 @@ import TestSupport
         #expect(added.errors == [])
         #expect(added.counts.rendered == 2, "the new block, and a, whose links looked up too many names to list")
         #expect(try pageText("html/a/index.html", in: out).contains("../../html/nowhere-5999/index.html"))
+    }
+}
+
+/// Bounds by size, not only by count: long references, long URLs, a unit's shared head, the
+/// files a script loads by name, and fresh files too large to hash.
+@Suite struct PageFindingsSizeTests {
+    @Test func longReferencesAndURLsAreCutOrLeftOutOfReportStateAndManifest() throws {
+        let course = try fourBlockCourse()
+        // Not one repeated letter: a reference that deflates 500 times over makes its block an archive a client refuses.
+        let long = (0..<5600).map { _ in UUID().uuidString }.joined()
+        var sheet = ""
+        for index in 0..<20 { sheet += "p.c\(index) { background: url(/static/\(index)\(long).png) } p.n\(index) { background: url(https://cdn.example.org/\(index)\(long).png) }\n" }
+        var page = ""
+        for _ in 0..<3 { for index in 0..<150 { page += #"<img src="https://img.example.org/\#(index).png">"# } }
+        try TestSupport.write([
+            "static/long.css": sheet, "html/a.html": #"<link rel="stylesheet" href="/static/long.css"><p>a</p>"#,
+            "html/b.html": #"<link rel="stylesheet" href="/static/long.css"><p>b</p>"#, "html/c.html": page,
+        ], under: course)
+        let (out, report) = try build(course)
+        #expect(report.errors == [])
+        #expect(report.warnings.allSatisfy { ($0.reference?.utf8.count ?? 0) < 1100 && $0.message.utf8.count < 1100 })
+        #expect(report.warnings.contains { $0.reference?.hasSuffix("… (cut)") == true })
+        let entries = try manifest(in: out).blocks
+        let a = try #require(entries.first { $0.usageID == id("a") })
+        #expect((a.requiresNetwork ?? []).allSatisfy { $0.utf8.count <= 2048 })
+        #expect(TestSupport.read(out + "/manifest.json").count < 200_000)
+        #expect(report.warnings.contains { $0.block == id("a") && $0.message.hasPrefix("20 more network loads of the page") })
+        #expect(report.warnings.contains { $0.block == id("c") && $0.message.hasPrefix("150 more network loads of the page, repeats included") })
+        let state = BuildOptions.defaultStateFolder(forOutput: out)
+        let stateBytes = TestSupport.files(under: state).reduce(0) { $0 + TestSupport.read(state + "/" + $1).count }
+        #expect(stateBytes < 300_000, "the build's state holds \(stateBytes) bytes")
+    }
+
+    /// A unit's style-only block larger than the limit is not copied into its siblings' pages.
+    @Test func aLargeStyleOnlyBlockIsNotCopiedIntoEverySiblingPage() throws {
+        let course = try fourBlockCourse()
+        let script = "<script>var x = \"" + String(repeating: "y", count: 300_000) + "\";</script>"
+        try TestSupport.write(["html/d.html": script], under: course)
+        let (out, report) = try build(course)
+        #expect(report.errors == [])
+        #expect(report.warnings.contains { $0.message.contains("more than the 256 KiB copied into each of its other pages") })
+        #expect(try pageText("html/a/index.html", in: out).utf8.count < 50_000)
+
+        try TestSupport.write(["html/d.html": "<script>var small = 1;</script>"], under: course)
+        let (shared, _) = try build(course)
+        #expect(try pageText("html/a/index.html", in: shared).contains("var small = 1;"), "a small one still is")
+    }
+
+    /// Files a script names are checked by size before they are read, and reported even when
+    /// none can be carried.
+    @Test func scriptLoadedFilesTooLargeToCarryAreReportedWhenNoneIsCarried() throws {
+        let course = try fourBlockCourse()
+        try TestSupport.write(["html/a.html": #"<p>a</p><script>d3.json("data.json", draw)</script>"#], under: course)
+        let data = course + "/static/data.json"
+        #expect(FileManager.default.createFile(atPath: data, contents: nil))
+        #expect(truncate(data, 60 << 20) == 0)
+        let (_, report) = try build(course)
+        #expect(report.warnings.contains { $0.block == id("a") && $0.file == "static/data.json" && $0.message.contains("too large") }, "\(report.warnings)")
     }
 }
