@@ -1,10 +1,14 @@
 import CourseExport
+import FileSystem
 import Foundation
 import LinkRewriter
 
 /// Renders a video block: a local file plays in `<video>` with WebVTT tracks; a YouTube or
 /// externally hosted video keeps its transcripts as readable text and a link to watch online.
 struct VideoRenderer {
+    /// Source bytes of transcripts one video page carries; the rest stay online.
+    static let transcriptBytesLimit = 8 << 20
+
     static let videoExtensions: Set<String> = ["mp4", "m4v", "webm", "ogv", "mov"]
 
     let block: Block
@@ -32,10 +36,25 @@ struct VideoRenderer {
         requiresNetwork += external.filter { seen.insert($0).inserted }
 
         var tracks: [(language: String, transcript: Transcript)] = []
+        // Each file read and parsed once, and a page carries transcripts up to a bound: 200
+        // languages naming one 500 KB file once made a 214 MB page and took 1.7 GB.
+        var parsed: [String: Transcript?] = [:]
+        var carried = 0
+        var leftOnline = 0
         for (language, name) in transcriptFiles() {
-            guard let path = course.staticFiles.resolve(name), let bytes = try? export.read("static/" + path) else { continue }
-            let transcript = name.lowercased().hasSuffix(".sjson") ? Transcript.parseSJSON(bytes) : Transcript.parseSRT(bytes)
-            guard let transcript else { continue }
+            guard let path = course.staticFiles.resolve(name) else { continue }
+            let staticPath = "static/" + path
+            guard let size = FileStamp.of(export.path(staticPath))?.size else { continue }
+            guard carried + Int(clamping: size) <= Self.transcriptBytesLimit else {
+                leftOnline += 1
+                continue
+            }
+            if parsed[path] == nil {
+                let bytes = try? export.read(staticPath)
+                parsed[path] = bytes.flatMap { name.lowercased().hasSuffix(".sjson") ? Transcript.parseSJSON($0) : Transcript.parseSRT($0) }
+            }
+            guard let transcript = parsed[path] ?? nil else { continue }
+            carried += Int(clamping: size)
             tracks.append((language, transcript))
         }
         guard local != nil || !tracks.isEmpty else {
@@ -51,6 +70,9 @@ struct VideoRenderer {
         }
         if let handout = block.attributes["handout"], !handout.isEmpty {
             html += "<p class=\"coursepack-handout\"><a href=\"\(HTMLText.escape(handout))\">Download the handout</a></p>\n"
+        }
+        if leftOnline > 0 {
+            html += "<p class=\"coursepack-online-only\">\(leftOnline) more transcripts are online only: a page carries at most \(Self.transcriptBytesLimit >> 20) MiB of transcripts.</p>\n"
         }
         for track in tracks {
             html += "<section class=\"coursepack-transcript\" lang=\"\(HTMLText.escape(track.language))\">\n<h2>Transcript (\(HTMLText.escape(track.language)))</h2>\n<ol>\n"

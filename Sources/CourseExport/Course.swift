@@ -26,6 +26,10 @@ public struct Course: Sendable {
 }
 
 public struct Block: Sendable {
+    /// Characters of a display name kept (CP125): a name is copied into every descendant's
+    /// search entry and breadcrumbs.
+    public static let displayNameLimit = 1000
+
     public static let containerTypes: Set<String> = [
         "course", "chapter", "sequential", "vertical", "split_test", "library_content",
         "videosequence", "conditional",

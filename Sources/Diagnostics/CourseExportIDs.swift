@@ -17,10 +17,11 @@ extension DiagnosticID {
     public static let unreadableGroups = DiagnosticID("CP122", "group_access or a split test's groups cannot be read")
     public static let ignoredPolicy = DiagnosticID("CP123", "a policy file is not valid JSON and is ignored")
     public static let courseFileTooLarge = DiagnosticID("CP124", "a course file is larger than a client accepts and is left out")
+    public static let longDisplayName = DiagnosticID("CP125", "a display name is longer than a page shows and is cut")
 
     static let courseExport: [DiagnosticID] = [
         notACourse, unreadableFile, malformedXML, invalidCourse, unsafeArchive,
         unusableURLName, missingDefinition, unreadableDefinition, nestingTooDeep,
-        reusedURLName, courseDefault, unreadableGroups, ignoredPolicy, courseFileTooLarge,
+        reusedURLName, courseDefault, unreadableGroups, ignoredPolicy, courseFileTooLarge, longDisplayName,
     ]
 }

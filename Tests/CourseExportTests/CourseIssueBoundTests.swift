@@ -27,4 +27,21 @@ import TestSupport
         let issue = try #require(loaded.issues.first { $0.file == "vertical/v1.xml" })
         #expect(issue.message.utf8.count < 1100 && issue.message.hasSuffix("… (cut)"), "\(issue.message.utf8.count)")
     }
+
+    /// What every descendant copies is bounded where it is read: a url_name longer than a file
+    /// name leaves its block out, a display name is cut (CP125).
+    @Test func aLongURLNameLeavesItsBlockOutAndALongDisplayNameIsCut() throws {
+        let name = String(repeating: "n", count: 256)
+        let title = String(repeating: "t", count: 5000)
+        let course = try makeCourse([
+            "vertical/v1.xml": #"<vertical display_name="\#(title)"><html url_name="h1"/><html url_name="\#(name)">inline</html></vertical>"#,
+        ])
+        let loaded = try CourseLoader.load(try ExportDirectory(root: course))
+        #expect(!loaded.blocks.contains { $0.urlName == name })
+        #expect(loaded.issues.contains { $0.id == .unusableURLName && $0.message.contains("longer than the 255") })
+        let unit = try #require(loaded.blocks.first { $0.type == "vertical" })
+        #expect(unit.displayName == String(repeating: "t", count: 1000) + "…")
+        #expect(unit.attributes["display_name"] == unit.displayName)
+        #expect(loaded.warnings.contains { $0.id == .longDisplayName && $0.usageID == unit.usageID })
+    }
 }

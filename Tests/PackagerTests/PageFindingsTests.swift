@@ -122,4 +122,28 @@ import TestSupport
         let (_, report) = try build(course)
         #expect(report.warnings.contains { $0.block == id("a") && $0.file == "static/data.json" && $0.message.contains("too large") }, "\(report.warnings)")
     }
+
+    /// A video page carries its transcripts up to 8 MiB, each file parsed once; the rest are
+    /// said on the page to be online.
+    @Test func aVideoCarriesTranscriptsUpToItsBoundAndSaysWhatStaysOnline() throws {
+        let course = try fourBlockCourse()
+        var srt = ""
+        var cue = 0
+        while srt.utf8.count < 1 << 20 {
+            cue += 1
+            srt += "\(cue)\n00:00:01,000 --> 00:00:02,000\nline \(cue) \(UUID().uuidString)\n\n"
+        }
+        let languages = (0..<20).map { "l\($0)" }
+        let map = "{" + languages.map { "&quot;\($0)&quot;: &quot;t.srt&quot;" }.joined(separator: ", ") + "}"
+        try TestSupport.write([
+            "static/t.srt": srt, "static/v.mp4": "ftypmp42 video",
+            "vertical/v.xml": #"<vertical><html url_name="a"/><html url_name="b"/><html url_name="c"/><html url_name="d"/><video url_name="vid"/></vertical>"#,
+            "video/vid.xml": #"<video display_name="V" html5_sources="[&quot;/static/v.mp4&quot;]" transcripts="\#(map)"/>"#,
+        ], under: course)
+        let (out, report) = try build(course)
+        #expect(report.errors == [])
+        let page = try pageText("video/vid/index.html", in: out)
+        #expect(page.utf8.count < 40 << 20, "\(page.utf8.count) bytes")
+        #expect(page.contains("13 more transcripts are online only"), "\(page.prefix(600))")
+    }
 }
