@@ -222,17 +222,23 @@ import TestSupport
         #expect(!clean.stdout.contains("missing:") && !clean.stdout.contains("damaged:") && !clean.stdout.contains("leftover:"), "\(clean.stdout)")
     }
 
-    /// A real kill, while a 64 MiB page unpacks: `status` shows what it left, and the next sync
-    /// removes it and installs the block.
+    /// A real kill, while a page of 4,000 course files unpacks: `status` shows what it left, and
+    /// the next sync removes it and installs the block. Many files, not one large one: a large
+    /// file is downloaded before its block is staged and linked in at once, so the staging
+    /// folder lived a few milliseconds and a loaded machine's kill came after the swap.
     @Test func aSyncKilledWhileUnpackingIsRepairedByTheNextOne() throws {
         let folder = TestSupport.temporaryFolder("killed")
         let course = folder + "/course"
         try TestSupport.copy(TestSupport.exampleCourse, to: course)
-        let random = try #require(FileHandle(forReadingAtPath: "/dev/urandom"))
-        try TestSupport.writeBytes([UInt8](random.readData(ofLength: 64 << 20)), to: course + "/static/big.bin")
-        try random.close()
+        var files: [String: String] = [:]
+        var links = ""
+        for index in 0..<4000 {
+            files["static/many/\(index).txt"] = "file \(index) \(UUID().uuidString)"
+            links += "<a href=\"/static/many/\(index).txt\">\(index)</a> "
+        }
+        try TestSupport.write(files, under: course)
         let page = course + "/html/welcome_page.html"
-        try TestSupport.writeBytes(TestSupport.read(page) + Array("<p><a href=\"/static/big.bin\">data</a></p>".utf8), to: page)
+        try TestSupport.writeBytes(TestSupport.read(page) + Array("<p>\(links)</p>".utf8), to: page)
         let published = folder + "/published"
         #expect(try TestSupport.coursepack(["build", course, "--out", published, "-q"]).status == 0)
         let manifest = try #require(try ManifestFile.read(published + "/manifest.json"))
