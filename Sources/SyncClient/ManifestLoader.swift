@@ -73,7 +73,8 @@ public enum ManifestLoader {
             guard let bytes = try WholeFile.read(path, atMost: limit) else { return .missing }
             return .bytes(bytes)
         } catch {
-            return error.errno == WholeFile.tooLargeErrno ? .tooLarge(limit) : .unreadable(error.description)
+            // The size now, for the message (the file may have grown past the limit as it was read).
+            return error.errno == WholeFile.tooLargeErrno ? .tooLarge(FileStamp.of(path)?.size ?? limit) : .unreadable(error.description)
         }
     }
 

@@ -334,6 +334,22 @@ extension SplitManifestSyncTests {
     }
 }
 
+/// From a folder, a part longer than its index says is refused by its size on disk, not the
+/// size the index gives.
+@Suite struct SplitManifestFolderTests {
+    @Test func aPartLongerThanItsIndexSaysIsRefusedWithItsRealSize() throws {
+        let folder = TestSupport.temporaryFolder("split-folder")
+        let published = try SplitManifestSyncTests.build(into: folder)
+        let good = try SplitManifestSyncTests.split(published)
+        _ = try SplitManifestHostileTests.tampered(good, .tooLarge, into: published)
+        let index = try ManifestFile.decodeIndex(TestSupport.read(published + "/" + ManifestIndex.fileName), path: "index")
+        let reference = try #require(index.parts.first)
+        let result = try TestSupport.coursepack(["sync", published, "--to", folder + "/device"])
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("part is \(reference.size + 4096) bytes, the index says \(reference.size)"), "\(result.stderr)")
+    }
+}
+
 /// A sync with nothing to do: found out from the index alone, nothing large rewritten, and the
 /// summary line's time is the whole run's.
 @Suite(.serialized) struct NoOpSyncTests {
