@@ -52,14 +52,7 @@ public struct CourseIssue: Sendable, Equatable, Diagnosable {
         self.id = id
         self.usageID = usageID
         self.file = file
-        self.message = Self.bounded(message)
-    }
-
-    /// A message quotes what the course holds (a name, an attribute's value), which may be
-    /// megabytes long: it keeps its first `messageLimit` characters.
-    public static let messageLimit = 1000
-    static func bounded(_ text: String) -> String {
-        text.utf8.count <= messageLimit ? text : String(text.prefix(messageLimit)) + "… (cut)"
+        self.message = QuotedText.bounded(message)
     }
 
     public var diagnosticID: DiagnosticID { id }

@@ -94,17 +94,8 @@ public struct Diagnostic: Codable, Sendable, Equatable, CustomStringConvertible 
         self.id = id?.code
         self.block = block
         self.file = file
-        self.message = Self.bounded(message)
-        self.reference = reference.map(Self.bounded)
-    }
-
-    /// A message or a reference quotes what the course holds (a link, a stylesheet's `url()`),
-    /// which may be megabytes long: 20 warnings of a 500 KB reference each, in each of 20
-    /// blocks, once made a 200 MB report and 400 MB of build state. Each keeps its first
-    /// `textLimit` characters.
-    public static let textLimit = 1000
-    static func bounded(_ text: String) -> String {
-        text.utf8.count <= textLimit ? text : String(text.prefix(textLimit)) + "… (cut)"
+        self.message = QuotedText.bounded(message)
+        self.reference = reference.map(QuotedText.bounded)
     }
 
     public var description: String {
