@@ -63,7 +63,24 @@ public struct RecordFile: Sendable {
         var crc = CRC32()
         bytes.withUnsafeBytes { crc.update(UnsafeRawBufferPointer(rebasing: $0[..<end])) }
         guard crc.value == stored else { return nil }
-        var position = header.count
+        return records(in: bytes, from: header.count, to: end)
+    }
+
+    /// The first record of the file at `path`, read from its first `prefix` bytes alone: for a
+    /// summary that a writer puts first, read without the rest of the file. Its checksum is not
+    /// checked (it covers the whole file), so the answer is a hint: a file that fails its
+    /// checksum when `load` reads it is no cache, whatever its first record says. Nil when the
+    /// file is missing, of another format, or its first record does not end within `prefix`.
+    public static func firstRecord(_ path: String, format: String, prefix: Int = 4096) -> [ArraySlice<UInt8>]? {
+        guard let file = try? InputFile(path: path), let bytes = try? file.read(at: 0, count: prefix) else { return nil }
+        let header = Array((format + "\n").utf8)
+        guard bytes.starts(with: header) else { return nil }
+        return records(in: bytes, from: header.count, to: bytes.count, limit: 1)?.first
+    }
+
+    /// The records between `start` and `end`, at most `limit`; nil when a record runs past `end`.
+    private static func records(in bytes: [UInt8], from start: Int, to end: Int, limit: Int = .max) -> [[ArraySlice<UInt8>]]? {
+        var position = start
         func number() -> Int? {
             guard end - position >= 4 else { return nil }
             var value: UInt32 = 0
@@ -72,10 +89,10 @@ public struct RecordFile: Sendable {
             return Int(value)
         }
         var records: [[ArraySlice<UInt8>]] = []
-        while position < end {
+        while position < end, records.count < limit {
             guard let count = number() else { return nil }
             var fields: [ArraySlice<UInt8>] = []
-            fields.reserveCapacity(count)
+            fields.reserveCapacity(min(count, 64))
             for _ in 0..<count {
                 guard let length = number(), end - position >= length else { return nil }
                 fields.append(bytes[position..<(position + length)])

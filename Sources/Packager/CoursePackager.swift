@@ -508,7 +508,7 @@ public struct CoursePackager: Sendable {
         do {
             return try SearchIndexStep(
                 course: course, export: export, renderer: renderer, entries: entries,
-                cachedTexts: SearchTexts.load(from: state, textVersion: SearchIndexStep.textVersion, language: course.language),
+                cachedTexts: SearchTextCache(stateFolder: state, textVersion: SearchIndexStep.textVersion, language: course.language),
                 cachedChunks: DeflatedChunks.load(from: state, level: options.compressionLevel),
                 cachedParts: SearchParts.load(from: state, scope: SearchParts.scope(language: course.language, level: options.compressionLevel)),
                 workers: options.jobs)

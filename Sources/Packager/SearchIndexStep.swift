@@ -55,7 +55,7 @@ struct SearchIndexStep: Sendable {
     /// hashed nor deflated.
     init(
         course: Course, export: ExportDirectory, renderer: BlockRenderer, entries: [BlockEntry],
-        cachedTexts: SearchTexts, cachedChunks: DeflatedChunks, cachedParts: SearchParts, workers: Int
+        cachedTexts: SearchTextCache, cachedChunks: DeflatedChunks, cachedParts: SearchParts, workers: Int
     ) throws(ZlibError) {
         let sources = DocumentSources(course: course, export: export, renderer: renderer, cachedTexts: cachedTexts)
         if let step = try Self.make(entries: entries, sources: sources, cachedChunks: cachedChunks, cachedParts: cachedParts, workers: workers) {
@@ -89,13 +89,13 @@ struct SearchIndexStep: Sendable {
         let course: Course
         let export: ExportDirectory
         let renderer: BlockRenderer
-        let cachedTexts: SearchTexts
+        let cachedTexts: SearchTextCache
         let tokenizer: SearchTokenizer
         // Positions, not copies: at 100,000 blocks a table of `Block` values and a second
         // array of entries were a tenth of a gigabyte.
         let blocks: CourseBlocks
 
-        init(course: Course, export: ExportDirectory, renderer: BlockRenderer, cachedTexts: SearchTexts) {
+        init(course: Course, export: ExportDirectory, renderer: BlockRenderer, cachedTexts: SearchTextCache) {
             self.course = course
             self.export = export
             self.renderer = renderer
@@ -174,7 +174,7 @@ struct SearchIndexStep: Sendable {
         for block in documented {
             if let fingerprint = block.fingerprint { parts.record(fingerprint, length: block.length) }
         }
-        let (texts, changedTexts) = Self.texts(of: documented, entries: entries, cachedTexts: sources.cachedTexts, language: course.language)
+        let (texts, changedTexts) = Self.texts(of: documented, entries: entries, sources: sources, workers: workers)
 
         let names = made.map { SearchIndex.partName(sha256: $0.sha256) }
         let root = SearchIndex.root(courseID: course.id, language: course.language, textVersion: Self.textVersion, parts: names)
@@ -296,57 +296,60 @@ struct SearchIndexStep: Sendable {
         return (EncodedSearchDocument(document), true)
     }
 
-    /// The `SearchTexts` shards that differ from `cachedTexts`, and the records of those shards
-    /// (the others stay as they are in the state folder): a shard differs when a block in it
-    /// had its text extracted anew or a record in it is no longer carried forward. Only the
-    /// changed shards' records are gathered: at 100,000 blocks, a table of every record built
-    /// anew for each edit, and compared with the last, took a third of a second. A block whose
-    /// part was found again keeps the record it was found with.
+    /// The `SearchTexts` shards that differ from what the last build left, and the records of
+    /// those shards (the others stay as they are in the state folder): a shard differs when a
+    /// block in it had its text extracted anew, or when the records it should hold (every block
+    /// of it with a document, by usage id, content hash and offline flag) are not those its file
+    /// was written with, which its first bytes tell. Only the changed shards are read whole, and
+    /// only their records gathered: at 100,000 blocks, a table of every record built anew for
+    /// each edit took a third of a second.
     private static func texts(
-        of planned: [Planned], entries: [BlockEntry], cachedTexts: SearchTexts, language: String
+        of planned: [Planned], entries: [BlockEntry], sources: DocumentSources, workers: Int
     ) -> (SearchTexts, changed: Set<Int>) {
         let shards = Int(SearchTexts.shardCount)
-        guard cachedTexts.textVersion == textVersion, cachedTexts.language == language else {
-            return (Self.records(of: planned, entries: entries, cachedTexts: cachedTexts, language: language, in: nil), Set(0..<shards))
-        }
+        let cache = sources.cachedTexts
         var changed = Set<Int>()
-        var carried = [Int](repeating: 0, count: shards)
+        var expected = [[String: (contentHash: String, offline: Bool)]](repeating: [:], count: shards)
+        // Fields read in place: a copy of each entry retains and releases a dozen of them.
         for block in planned where block.length > 0 {
-            let entry = entries[block.entry]
-            guard let contentHash = entry.contentHash else { continue }
-            let shard = SearchTexts.shard(of: entry.usageID)
-            if let (_, fresh) = block.document {
-                if fresh { changed.insert(shard) } else { carried[shard] += 1 }
-            } else if cachedTexts.text(of: entry.usageID, contentHash: contentHash, offline: entry.isOffline) != nil {
-                carried[shard] += 1
-            }
+            guard let contentHash = entries[block.entry].contentHash else { continue }
+            let usageID = entries[block.entry].usageID
+            let shard = SearchTexts.shard(of: usageID)
+            if block.document?.extracted == true { changed.insert(shard) }
+            expected[shard][usageID] = (contentHash, entries[block.entry].isOffline)
         }
-        // A record not carried forward (its block removed, or no longer with a text) changes its
-        // shard too. Counts, not sets of ids: a carried record is one of the shard's own.
-        var recorded = [Int](repeating: 0, count: shards)
-        for usageID in cachedTexts.texts.keys { recorded[SearchTexts.shard(of: usageID)] += 1 }
-        for shard in 0..<shards where recorded[shard] != carried[shard] { changed.insert(shard) }
-        return (Self.records(of: planned, entries: entries, cachedTexts: cachedTexts, language: language, in: changed), changed)
+        for shard in 0..<shards where !changed.contains(shard) {
+            let digest = cache.keysDigest(ofShard: shard)
+            // No file and nothing to hold: nothing to write.
+            if digest == nil, expected[shard].isEmpty { continue }
+            if digest != SearchTexts.keysDigest(of: expected[shard]) { changed.insert(shard) }
+        }
+        return (Self.records(of: planned, entries: entries, sources: sources, in: changed, workers: workers), changed)
     }
 
-    /// The records of the blocks in `shards` (all of them when nil).
+    /// The records of the blocks in `shards`: every block there with a document, so that a
+    /// shard written holds what the next build expects of it. A block whose part was found
+    /// again has no document made; its text is taken from its shard or, where the shard lost it
+    /// (a first build of this format, a damaged file), extracted again, on `workers` threads.
     private static func records(
-        of planned: [Planned], entries: [BlockEntry], cachedTexts: SearchTexts, language: String, in shards: Set<Int>?
+        of planned: [Planned], entries: [BlockEntry], sources: DocumentSources, in shards: Set<Int>, workers: Int
     ) -> SearchTexts {
-        var texts = SearchTexts(textVersion: textVersion, language: language)
-        if shards?.isEmpty == true { return texts }
-        for block in planned where block.length > 0 {
+        var texts = SearchTexts(textVersion: textVersion, language: sources.course.language)
+        if shards.isEmpty { return texts }
+        let members = planned.indices.filter { index in
+            let position = planned[index].entry
+            return planned[index].length > 0 && entries[position].contentHash != nil && shards.contains(SearchTexts.shard(of: entries[position].usageID))
+        }
+        let made = members.parallelMap(workers: members.count >= 64 ? workers : 1) { index -> SearchTexts.Text? in
+            let block = planned[index]
             let entry = entries[block.entry]
-            guard let contentHash = entry.contentHash else { continue }
-            if let shards, !shards.contains(SearchTexts.shard(of: entry.usageID)) { continue }
-            guard let (document, _) = block.document else {
-                if let known = cachedTexts.text(of: entry.usageID, contentHash: contentHash, offline: entry.isOffline) {
-                    texts.texts[entry.usageID] = known
-                }
-                continue
-            }
-            texts.texts[entry.usageID] = SearchTexts.Text(
-                contentHash: contentHash, offline: entry.isOffline, text: document.textLiteral, bodyTerms: document.bodyTermsLiteral)
+            guard let contentHash = entry.contentHash,
+                let (document, _) = block.document ?? Self.document(of: entry, title: block.title, path: block.path, page: block.page, sources: sources)
+            else { return nil }
+            return SearchTexts.Text(contentHash: contentHash, offline: entry.isOffline, text: document.textLiteral, bodyTerms: document.bodyTermsLiteral)
+        }
+        for (index, text) in zip(members, made) {
+            if let text { texts.texts[entries[planned[index].entry].usageID] = text }
         }
         return texts
     }

@@ -174,6 +174,63 @@ func courseWithPlantedAnswers() throws -> String {
         #expect(try publishedIndex(in: out).0 == fresh)
     }
 
+    /// A rebuild reads a text shard whole only when a block of it needs its text: with every
+    /// shard's checksum broken, a one-page edit of the demo course reads and repairs the shards
+    /// its part's documents are in and leaves the others as they are (reading every shard, as
+    /// builds did, found them all damaged and wrote them all again); what it publishes is what a
+    /// fresh build publishes, and so is the next edit's, which needs other shards.
+    @Test func anEditReadsOnlyTheTextShardsItsPartNeeds() throws {
+        let course = TestSupport.temporaryFolder("search-lazy-texts") + "/course"
+        try TestSupport.copy(TestSupport.demoCourse, to: course)
+        let out = try build(course)
+        let shards = out + ".coursepack-state/search-texts"
+        let names = try FileManager.default.contentsOfDirectory(atPath: shards).sorted()
+        #expect(names.count > 100)
+        for name in names {
+            var bytes = TestSupport.read(shards + "/" + name)
+            bytes[bytes.count - 1] ^= 0xff
+            try TestSupport.writeBytes(bytes, to: shards + "/" + name)
+        }
+        let damaged = Dictionary(uniqueKeysWithValues: names.map { ($0, TestSupport.read(shards + "/" + $0)) })
+
+        let page = course + "/html/c912821348e0498eab881430f3399e06.html"
+        try TestSupport.writeBytes(TestSupport.read(page) + Array("<p>Zanzibarian lighthouse keepers.</p>".utf8), to: page)
+        _ = try build(course, into: out)
+        let rewritten = names.filter { TestSupport.read(shards + "/" + $0) != damaged[$0] }
+        #expect(!rewritten.isEmpty)
+        #expect(rewritten.count < names.count / 2, "\(rewritten.count) of \(names.count) shards read and written again")
+        #expect(try publishedIndex(in: out).0 == (try publishedIndex(in: try build(course))).0)
+
+        let other = course + "/html/013c611e421e43d6a10857ea388bf510.html"
+        try TestSupport.writeBytes(TestSupport.read(other) + Array("<p>Quaternion lamplighters.</p>".utf8), to: other)
+        _ = try build(course, into: out)
+        let (published, index) = try publishedIndex(in: out)
+        #expect(published == (try publishedIndex(in: try build(course))).0)
+        #expect(index.documents.contains { $0.bodyTerms.contains("quaternion lamplighters") })
+    }
+
+    /// A shard lost from the state folder is written again, with the records of every block it
+    /// should hold, by the next build that runs, whichever page that build is for.
+    @Test func aLostTextShardIsWrittenAgainByTheNextBuild() throws {
+        let course = TestSupport.temporaryFolder("search-lost-shard") + "/course"
+        try TestSupport.copy(TestSupport.exampleCourse, to: course)
+        let out = try build(course)
+        let welcome = Array("block-v1:CoursepackX+CP101+2026+type@html+block@welcome_page".utf8)
+        let shards = out + ".coursepack-state/search-texts"
+        let holding = try FileManager.default.contentsOfDirectory(atPath: shards).filter {
+            TestSupport.read(shards + "/" + $0).firstRange(of: welcome) != nil
+        }
+        try #require(holding.count == 1)
+        try FileManager.default.removeItem(atPath: shards + "/" + holding[0])
+
+        let other = try FileManager.default.contentsOfDirectory(atPath: course + "/html").filter { $0.hasSuffix(".html") && $0 != "welcome_page.html" }.sorted()
+        let page = course + "/html/" + (try #require(other.first))
+        try TestSupport.writeBytes(TestSupport.read(page) + Array("<p>One more line.</p>".utf8), to: page)
+        _ = try build(course, into: out)
+        #expect(TestSupport.read(shards + "/" + holding[0]).firstRange(of: welcome) != nil)
+        #expect(try publishedIndex(in: out).0 == (try publishedIndex(in: try build(course))).0)
+    }
+
     /// The documents are in parts named after their hashes: an edit to one page of the demo
     /// course gives one new part and a new index.js; every other part keeps its name and bytes,
     /// so a client that has them downloads only those two files.
