@@ -41,6 +41,19 @@ public struct ExportDirectory: Sendable {
         return try resolve(relative)
     }
 
+    /// The stamp of `relative` when it is a plain file inside the export: a regular file, not a
+    /// link, with one name, in a folder that resolves inside the export (what `read` reads
+    /// without resolving it again). Nil for anything else, which only `read` may judge.
+    public func plainFileStamp(_ relative: String) -> FileStamp? {
+        guard let slash = relative.utf8.lastIndex(of: UInt8(ascii: "/")), let real = try? resolvedFolder(String(relative[..<slash])) else {
+            return nil
+        }
+        var info = stat()
+        guard lstat(real + "/" + relative[relative.index(after: slash)...], &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_nlink == 1
+        else { return nil }
+        return FileStamp(info)
+    }
+
     /// The canonical path of an export folder, remembered; nil when it is not a folder inside the export.
     private func resolvedFolder(_ folder: String) throws(CourseError) -> String? {
         if let known = folders.withLock({ $0[folder] }) { return known }

@@ -1,5 +1,6 @@
 import BlockRenderer
 import CourseExport
+import FileSystem
 import IncrementalBuild
 import ParallelMap
 
@@ -28,10 +29,14 @@ struct BlockInputs: Sendable {
     /// id, found from the bytes read for `own`: at 100,000 blocks a second read of every html
     /// file for them was a tenth of an edit's planning.
     let styleOnly: [String: [UInt8]]
+    /// What this build found of the html files the leaves keep their HTML in, for the next.
+    let htmlFiles: HTMLFileFacts
 
+    /// `remembered`: what the last build found of the html files; a file it vouches for (by
+    /// its stamp) is not read, unless it holds only style elements, which are read from it.
     init(
         settings: [String], course: Course, leaves: [Block], export: ExportDirectory, renderer: BlockRenderer, assets: AssetStore,
-        workers: Int
+        remembered: HTMLFileFacts = HTMLFileFacts(), workers: Int
     ) {
         let statics = Self.digest(ofStaticFiles: course.staticFiles.paths, assets: assets, workers: workers)
         var digest = InputDigest("coursepack-block-base-v1")
@@ -39,22 +44,38 @@ struct BlockInputs: Sendable {
         for field in [course.id, course.displayName, course.language, statics ?? ""] { digest.add(field) }
         let base = statics.map { _ in digest.finish() }
         self.base = base
-        let read = leaves.parallelMap(workers: workers) { block -> (own: String?, styleOnly: [UInt8]?) in
-            let htmlFileBytes = block.htmlFile.flatMap { try? export.read($0) }
+        let read = leaves.parallelMap(workers: workers) { block -> (own: String?, styleOnly: [UInt8]?, fact: HTMLFileFacts.Fact?) in
+            guard let file = block.htmlFile else {
+                return (base.flatMap { Self.ownDigest(of: block, base: $0, htmlFileHash: nil) }, renderer.styleOnlyElements(of: block, htmlFileBytes: nil), nil)
+            }
+            // Stamped before it is read: a file changed while it is read has another stamp by
+            // the next build, which then reads it again.
+            let stamp = export.plainFileStamp(file)
+            if let stamp, let known = remembered.fact(of: file, stamp: stamp), !known.styleOnly {
+                return (base.flatMap { Self.ownDigest(of: block, base: $0, htmlFileHash: known.sha256) }, nil, known)
+            }
+            guard let bytes = try? export.read(file) else {
+                return (nil, nil, nil)
+            }
+            let sha256 = SHA256Hex.of(bytes)
+            let elements = renderer.styleOnlyElements(of: block, htmlFileBytes: bytes)
             return (
-                base.flatMap { Self.ownDigest(of: block, base: $0, htmlFileBytes: htmlFileBytes) },
-                renderer.styleOnlyElements(of: block, htmlFileBytes: htmlFileBytes)
+                base.flatMap { Self.ownDigest(of: block, base: $0, htmlFileHash: sha256) }, elements,
+                stamp.map { HTMLFileFacts.Fact(stamp: $0, sha256: sha256, styleOnly: elements != nil) }
             )
         }
         var own: [String: String] = [:]
         var styleOnly: [String: [UInt8]] = [:]
+        var htmlFiles = HTMLFileFacts()
         own.reserveCapacity(base == nil ? 0 : leaves.count)
         for (block, found) in zip(leaves, read) {
             if let digest = found.own { own[block.usageID] = digest }
             if let elements = found.styleOnly { styleOnly[block.usageID] = elements }
+            if let file = block.htmlFile, let fact = found.fact { htmlFiles.facts[file] = fact }
         }
         self.own = own
         self.styleOnly = styleOnly
+        self.htmlFiles = htmlFiles
     }
 
     /// Takes where links land: after this, `digest(of:unitHead:links:)` gives each page's inputs.
@@ -87,10 +108,10 @@ struct BlockInputs: Sendable {
     /// blocks land: `base` and the block's own definition, place and HTML file. Whether a
     /// problem or a video has a page at all depends on nothing else (`PageFacts`). Nil when the
     /// block's content cannot be read: it is rendered, and fails as it should.
-    /// `htmlFileBytes`: the bytes of the block's `htmlFile`, nil when it has none or it cannot
+    /// `htmlFileHash`: the SHA-256 of the block's `htmlFile`, nil when it has none or it cannot
     /// be read.
-    static func ownDigest(of block: Block, base: String, htmlFileBytes: [UInt8]?) -> String? {
-        var digest = InputDigest("coursepack-block-own-v1")
+    static func ownDigest(of block: Block, base: String, htmlFileHash: String?) -> String? {
+        var digest = InputDigest("coursepack-block-own-v2")
         digest.add(base)
         for field in [block.type, block.urlName, block.usageID, block.displayName ?? "\u{0}", block.file, block.htmlFile ?? "\u{0}"] {
             digest.add(field)
@@ -113,8 +134,8 @@ struct BlockInputs: Sendable {
             digest.add(bytes: block.definitionSource[range])
         }
         if block.htmlFile != nil {
-            guard let htmlFileBytes else { return nil }
-            digest.add(bytes: htmlFileBytes)
+            guard let htmlFileHash else { return nil }
+            digest.add(htmlFileHash)
         }
         return digest.finish()
     }

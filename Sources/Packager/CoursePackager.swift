@@ -123,6 +123,8 @@ public struct CoursePackager: Sendable {
         let previousHashes: FileHashCache
         /// Whether each problem and video has a page, when it differs from what was remembered.
         let pageFacts: PageFacts?
+        /// What was found of the html files, when it differs from what was remembered.
+        let htmlFiles: HTMLFileFacts?
     }
 
     /// Every check that can refuse the build, before anything in DIR or the state changes: the
@@ -154,14 +156,14 @@ public struct CoursePackager: Sendable {
                 id: .runtimeNotInstalled))
         }
         let leaves = course.blocks.filter { !$0.isContainer }
-        let (packaged, pages) = packageBlocks(
+        let (packaged, pages, htmlFiles) = packageBlocks(
             leaves, of: course, export: export, renderer: renderer, assets: assets, runtime: runtime,
             previous: previous, settings: settings, memos: memos, progress: progress, phase: &phase, into: &report)
         report.durations.blocksSeconds = phase.lap()
         report.counts.rendered = packaged.count { $0.rendered }
         return PackagedBlocks(
             leaves: leaves, packaged: packaged, assets: assets, runtime: runtime, previousHashes: previousHashes,
-            pageFacts: pages.factsChanged ? pages.facts : nil)
+            pageFacts: pages.factsChanged ? pages.facts : nil, htmlFiles: htmlFiles)
     }
 
     /// The new manifest: the collected entries, the outline, and the shared archives (written
@@ -211,6 +213,7 @@ public struct CoursePackager: Sendable {
         if hashes.records != blocks.previousHashes.records { incremental.save(hashes) }
         incremental.save(Self.memos(of: blocks.packaged))
         blocks.pageFacts?.save(to: options.stateFolder)
+        blocks.htmlFiles?.save(to: options.stateFolder, writtenAt: options.now())
     }
 
     /// The id of a problem the course export reports, once its problems carry one.
@@ -360,9 +363,11 @@ public struct CoursePackager: Sendable {
         _ leaves: [Block], of course: Course, export: ExportDirectory, renderer: BlockRenderer, assets: AssetStore,
         runtime: PageRuntime?, previous: PreviousPublish, settings: [String], memos: BlockMemos<BlockNote>,
         progress: @Sendable (Int, Int) -> Void, phase: inout PhaseClock, into report: inout BuildReport
-    ) -> ([BlockPackager.Packaged], PagePlan) {
+    ) -> ([BlockPackager.Packaged], PagePlan, HTMLFileFacts?) {
+        let rememberedFiles = HTMLFileFacts.load(from: options.stateFolder)
         var inputs = BlockInputs(
-            settings: settings, course: course, leaves: leaves, export: export, renderer: renderer, assets: assets, workers: options.jobs)
+            settings: settings, course: course, leaves: leaves, export: export, renderer: renderer, assets: assets,
+            remembered: rememberedFiles, workers: options.jobs)
         let pages = PagePlan(
             course: course, export: export, renderer: renderer, own: inputs.own, styleOnly: inputs.styleOnly,
             remembered: PageFacts.load(from: options.stateFolder), workers: options.jobs)
@@ -379,7 +384,8 @@ public struct CoursePackager: Sendable {
         for folder in Set(leaves.map { ArchiveNaming.component($0.type) }).sorted() {
             try? FileManager.default.createDirectory(atPath: options.outputFolder + "/" + folder, withIntermediateDirectories: true)
         }
-        return (leaves.parallelMap(workers: options.jobs, progress: progress) { packager.package($0) }, pages)
+        let packaged = leaves.parallelMap(workers: options.jobs, progress: progress) { packager.package($0) }
+        return (packaged, pages, inputs.htmlFiles.facts == rememberedFiles.facts ? nil : inputs.htmlFiles)
     }
 
     /// What the next build needs to skip the blocks whose inputs will not have changed.

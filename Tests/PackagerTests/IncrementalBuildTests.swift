@@ -171,6 +171,37 @@ func id(_ name: String) -> String { "block-v1:O+N+r+type@html+block@\(name)" }
         }
     }
 
+    /// An html file is not read again while its stamp is the one the last build recorded
+    /// (`html-files.bin`); one rewritten with as many bytes and its mtime put back has another
+    /// ctime, so it is read: the page shows the new text, a page that became style-only gives
+    /// its unit's other pages its style, and the next build is unchanged.
+    @Test func anHTMLFileEditedWithItsModificationTimePutBackReachesItsPage() throws {
+        let course = try fourBlockCourse()
+        let old = Date(timeIntervalSince1970: 1_600_000_000)
+        let path = course + "/html/c.html"
+        try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: path)
+        let (out, _) = try build(course, now: TestSupport.clockAhead)
+        #expect(FileManager.default.fileExists(atPath: BuildOptions.defaultStateFolder(forOutput: out) + "/html-files.bin"))
+        let before = TestSupport.read(path)
+        let same = Array(String(decoding: before, as: UTF8.self).replacingOccurrences(of: "Block c", with: "Block Q").utf8)
+        #expect(same.count == before.count)
+        try TestSupport.writeBytes(same, to: path)
+        try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: path)
+        let (_, rebuilt) = try build(course, into: out, publishedAt: "2026-12-01T00:00:00Z", now: TestSupport.clockAhead)
+        #expect(rebuilt.counts.built == 1 && rebuilt.counts.reused == 3)
+        let unzip = try #require(TestSupport.which("unzip"))
+        #expect(try TestSupport.run(unzip, ["-p", out + "/html/c.zip", "index.html"]).stdout.contains("Block Q"))
+
+        let style = Array("<style>p { color: teal; }</style>".utf8)
+        try TestSupport.writeBytes(style + Array(repeating: UInt8(ascii: " "), count: max(0, same.count - style.count)), to: path)
+        try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: path)
+        _ = try build(course, into: out, publishedAt: "2026-12-02T00:00:00Z", now: TestSupport.clockAhead)
+        #expect(try TestSupport.run(unzip, ["-p", out + "/html/a.zip", "index.html"]).stdout.contains("color: teal"))
+        let (_, again) = try build(course, into: out, publishedAt: "2026-12-03T00:00:00Z", now: TestSupport.clockAhead)
+        #expect(again.inputsUnchanged)
+        #expect(try PublishVerifier.verify(folder: out).problems.isEmpty)
+    }
+
     /// Unchanged media is not read again: the hash cache answers for a file whose stamp (size,
     /// mtime, ctime, inode) is unchanged. An edit of the same size whose mtime was put back is
     /// still an edit (its ctime moved): the archive gets the new bytes, and the build state

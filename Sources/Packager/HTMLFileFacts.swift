@@ -1,0 +1,76 @@
+import FileSystem
+import Foundation
+import IncrementalBuild
+
+/// What a rebuild needs of each html file a block keeps its HTML in, by the file's stamp: its
+/// SHA-256 (part of the block's inputs) and whether it holds only style elements (which its
+/// unit's other pages copy). A file whose whole stamp (size, inode, mtime, ctime) is the one
+/// recorded, and that last changed more than a second before the record was written, is not
+/// read again: at 100,000 blocks, reading and hashing every html file was a tenth of a
+/// one-block edit. The rule is the hash cache's (`FileHashCache`), and like it this is a cache:
+/// lost, older or damaged, it costs reading the files again, never a stale page.
+struct HTMLFileFacts: Sendable, Equatable {
+    struct Fact: Sendable, Equatable {
+        var stamp: FileStamp
+        var sha256: String
+        /// Only `<style>`, `<link>` and `<script>`: its elements are read from the file each time.
+        var styleOnly: Bool
+    }
+
+    static let fileName = "html-files.bin"
+    static let format = "coursepack-html-files-v1"
+
+    var writtenAt: Int64 = 0
+    /// By export-relative path.
+    var facts: [String: Fact] = [:]
+
+    /// The recorded fact of `path`, if its file still has exactly the stamp it had then.
+    func fact(of path: String, stamp: FileStamp) -> Fact? {
+        guard let fact = facts[path], fact.stamp == stamp, max(stamp.modified, stamp.changed) < writtenAt - 1_000_000_000 else { return nil }
+        return fact
+    }
+
+    /// Empty when there is no usable file.
+    static func load(from stateFolder: String) -> HTMLFileFacts {
+        var loaded = HTMLFileFacts()
+        guard let records = RecordFile.load(stateFolder + "/" + fileName, format: format), let head = records.first, head.count == 1,
+            let writtenAt = Self.integer(head[0])
+        else { return loaded }
+        loaded.writtenAt = writtenAt
+        loaded.facts.reserveCapacity(records.count)
+        for fields in records.dropFirst() {
+            guard fields.count == 7, fields[5].count == 64, let size = Self.integer(fields[1]), let inode = Self.integer(fields[2]),
+                let modified = Self.integer(fields[3]), let changed = Self.integer(fields[4])
+            else { return HTMLFileFacts() }
+            let stamp = FileStamp(size: UInt64(bitPattern: size), inode: UInt64(bitPattern: inode), modified: modified, changed: changed)
+            loaded.facts[String(decoding: fields[0], as: UTF8.self)] = Fact(
+                stamp: stamp, sha256: String(decoding: fields[5], as: UTF8.self), styleOnly: fields[6].first == 1)
+        }
+        return loaded
+    }
+
+    /// Saved unsynced, as every cache: `writtenAt` is the moment of writing on the file-time
+    /// clock (a build passes its own `now`).
+    func save(to stateFolder: String, writtenAt: Int64) {
+        let paths = facts.keys.sorted()
+        var file = RecordFile(format: Self.format, capacity: RecordFile.recordSize(fieldLengths: [8]) + paths.count * (4 + 4 * 7 + 32 + 64 + 1 + 48))
+        file.add([Self.bytes(writtenAt)])
+        for path in paths {
+            guard let fact = facts[path] else { continue }
+            file.add([
+                ArraySlice(path.utf8), Self.bytes(Int64(bitPattern: fact.stamp.size)), Self.bytes(Int64(bitPattern: fact.stamp.inode)),
+                Self.bytes(fact.stamp.modified), Self.bytes(fact.stamp.changed), ArraySlice(fact.sha256.utf8), [fact.styleOnly ? 1 : 0],
+            ])
+        }
+        file.save(to: stateFolder + "/" + Self.fileName, synced: false)
+    }
+
+    private static func bytes(_ value: Int64) -> ArraySlice<UInt8> {
+        withUnsafeBytes(of: value.littleEndian) { ArraySlice($0) }
+    }
+
+    private static func integer(_ field: ArraySlice<UInt8>) -> Int64? {
+        guard field.count == 8 else { return nil }
+        return Int64(bitPattern: field.reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+    }
+}
