@@ -167,6 +167,7 @@ struct SearchIndexStep: Sendable {
 
         var used = DeflatedChunks(level: cachedChunks.level)
         var parts = SearchParts(scope: cachedParts.scope)
+        parts.reserveCapacity(documented.count)
         for piece in made {
             used.chunks[piece.key] = piece.chunk
             if let fingerprint = piece.fingerprint { parts.parts[fingerprint] = SearchParts.Part(sha256: piece.sha256, chunkKey: piece.key) }
@@ -309,20 +310,25 @@ struct SearchIndexStep: Sendable {
         let shards = Int(SearchTexts.shardCount)
         let cache = sources.cachedTexts
         var changed = Set<Int>()
-        var expected = [[String: (contentHash: String, offline: Bool)]](repeating: [:], count: shards)
-        // Fields read in place: a copy of each entry retains and releases a dozen of them.
-        for block in planned where block.length > 0 {
-            guard let contentHash = entries[block.entry].contentHash else { continue }
-            let usageID = entries[block.entry].usageID
-            let shard = SearchTexts.shard(of: usageID)
-            if block.document?.extracted == true { changed.insert(shard) }
-            expected[shard][usageID] = (contentHash, entries[block.entry].isOffline)
+        // Positions in `planned` by shard, fields read in place: a copy of each entry retains
+        // and releases a dozen of them, and a table per shard grew 100,000 times.
+        var members = [[Int]](repeating: [], count: shards)
+        for index in planned.indices where planned[index].length > 0 {
+            let position = planned[index].entry
+            guard entries[position].contentHash != nil else { continue }
+            let shard = SearchTexts.shard(of: entries[position].usageID)
+            if planned[index].document?.extracted == true { changed.insert(shard) }
+            members[shard].append(index)
         }
         for shard in 0..<shards where !changed.contains(shard) {
             let digest = cache.keysDigest(ofShard: shard)
             // No file and nothing to hold: nothing to write.
-            if digest == nil, expected[shard].isEmpty { continue }
-            if digest != SearchTexts.keysDigest(of: expected[shard]) { changed.insert(shard) }
+            if digest == nil, members[shard].isEmpty { continue }
+            let keys = members[shard].map { index in
+                let position = planned[index].entry
+                return SearchTexts.Key(usageID: entries[position].usageID, contentHash: entries[position].contentHash ?? "", offline: entries[position].isOffline)
+            }
+            if digest != SearchTexts.keysDigest(of: keys) { changed.insert(shard) }
         }
         return (Self.records(of: planned, entries: entries, sources: sources, in: changed, workers: workers), changed)
     }

@@ -34,6 +34,12 @@ struct SearchParts: Sendable {
         self.scope = scope
     }
 
+    /// Room for `count` documents' records, made at once rather than grown 100,000 times.
+    mutating func reserveCapacity(_ count: Int) {
+        lengths.reserveCapacity(count)
+        recorded.reserveCapacity(count)
+    }
+
     mutating func record(_ fingerprint: [UInt8], length: Int) {
         guard lengths.updateValue(length, forKey: fingerprint) == nil else { return }
         recorded.append(fingerprint)

@@ -44,14 +44,30 @@ struct SearchTexts: Sendable {
         stateFolder + "/" + folderName + "/" + String(shard) + ".bin"
     }
 
+    /// A record as its shard's digest counts it.
+    struct Key {
+        var usageID: String
+        var contentHash: String
+        var offline: Bool
+    }
+
     /// What a shard's records are, without their text: the usage ids with the content hash
-    /// and offline flag each was recorded for (by usage id, so sorted and unique). Equal
-    /// digests, the same records: a shard whose blocks all keep their page needs no rewrite.
-    static func keysDigest(of keys: [String: (contentHash: String, offline: Bool)]) -> [UInt8] {
+    /// and offline flag each was recorded for, by usage id (where one is listed twice, the
+    /// last, as the records keep it). Equal digests, the same records: a shard whose blocks all
+    /// keep their page needs no rewrite.
+    static func keysDigest(of keys: [Key]) -> [UInt8] {
         var hasher = SHA256()
-        for usageID in keys.keys.sorted() {
-            guard let key = keys[usageID] else { continue }
-            hasher.update(data: Array(usageID.utf8) + [0] + Array(key.contentHash.utf8) + [key.offline ? 1 : 0, 0x0a])
+        func add(_ text: String) {
+            var text = text
+            text.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+        }
+        let order = keys.indices.sorted { keys[$0].usageID < keys[$1].usageID || (keys[$0].usageID == keys[$1].usageID && $0 < $1) }
+        for (rank, index) in order.enumerated() {
+            if rank + 1 < order.count, keys[order[rank + 1]].usageID == keys[index].usageID { continue }
+            add(keys[index].usageID)
+            add(keys[index].offline ? "\u{0}1" : "\u{0}0")
+            add(keys[index].contentHash)
+            add("\n")
         }
         return Array(hasher.finalize())
     }
@@ -66,10 +82,7 @@ struct SearchTexts: Sendable {
         }
         for shard in shards.sorted() {
             let usageIDs = (byShard[shard] ?? []).sorted()
-            var keys: [String: (contentHash: String, offline: Bool)] = [:]
-            for usageID in usageIDs {
-                if let text = texts[usageID] { keys[usageID] = (text.contentHash, text.offline) }
-            }
+            let keys = usageIDs.compactMap { usageID in texts[usageID].map { Key(usageID: usageID, contentHash: $0.contentHash, offline: $0.offline) } }
             let header = [ArraySlice(String(textVersion).utf8), ArraySlice(language.utf8), ArraySlice(Self.keysDigest(of: keys))]
             let size = usageIDs.reduce(RecordFile.recordSize(fieldLengths: header.map(\.count))) { total, usageID in
                 guard let text = texts[usageID] else { return total }
