@@ -5,8 +5,10 @@ import Foundation
 /// file. A record answers only for a file whose whole stamp is unchanged: size, inode, mtime
 /// and ctime. That is as strict as the course stamp (`TreeStamp`): an edit whose mtime was put
 /// back still moves the ctime, so the two change detectors never disagree and stale bytes are
-/// never published. A file changed within a second of the cache being written is hashed again:
-/// its times cannot tell an edit in that second from the original.
+/// never published. A file changed within `TreeStamp.settleMargin` of `writtenAt` (when the
+/// build that hashed it began reading) is hashed again: on a file system that keeps times in
+/// whole seconds or two, its times cannot tell an edit made just after it was read from the
+/// bytes that were read.
 public struct FileHashCache: Codable, Sendable, Equatable {
     public struct Record: Codable, Sendable, Equatable {
         var size: UInt64
@@ -38,15 +40,15 @@ public struct FileHashCache: Codable, Sendable, Equatable {
     /// The recorded hash of `key`, if its file still has exactly the stamp it had then.
     public func hash(of key: String, stamp: FileStamp) -> String? {
         guard let record = records[key], record == Record(stamp, sha256: record.sha256),
-            max(stamp.modified, stamp.changed) < writtenAt - 1_000_000_000
+            max(stamp.modified, stamp.changed) < writtenAt - TreeStamp.settleMargin
         else { return nil }
         return record.sha256
     }
 
     /// Renamed into place unsynced: a cache lost in a power cut, or an older one, only costs
     /// hashing again (an older one trusts fewer files, by its older `writtenAt`), and JSON cut
-    /// short does not decode. `writtenAt`: the moment of writing in nanoseconds on the
-    /// file-time clock (a build passes its own `now`).
+    /// short does not decode. `writtenAt`: in nanoseconds on the file-time clock, no later than
+    /// the moment the hashed files were first read (a build passes the time it began).
     public func save(to stateFolder: String, writtenAt: Int64 = FileStamp.now()) {
         var copy = self
         copy.writtenAt = writtenAt

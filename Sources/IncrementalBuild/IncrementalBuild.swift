@@ -196,8 +196,9 @@ public struct IncrementalBuild: Sendable {
         FileHashCache.load(from: stateFolder)
     }
 
-    public func save(_ hashes: FileHashCache) {
-        hashes.save(to: stateFolder, writtenAt: now())
+    /// `readSince`: when the build began reading the files the cache vouches for (default: now).
+    public func save(_ hashes: FileHashCache, readSince: Int64? = nil) {
+        hashes.save(to: stateFolder, writtenAt: readSince ?? now())
     }
 
     /// Names of state files an older coursepack kept inside the output folder itself.

@@ -79,7 +79,7 @@ public struct CoursePackager: Sendable {
         // manifest does; the build's record, which vouches for it all, is written last.
         let stateSaved = Background.onAnotherCore(if: options.jobs > 1) {
             search.saveCaches(to: self.options.stateFolder)
-            self.saveState(incremental, blocks: blocks)
+            self.saveState(incremental, blocks: blocks, readSince: since)
         }
         let writtenIndex = try writeManifest(
             manifest, previous: previous, staged: collected.staged, writtenFolders: collected.writtenFolders,
@@ -207,13 +207,15 @@ public struct CoursePackager: Sendable {
     }
 
     /// What the next build reuses: file hashes, block memos, page facts (the search step
-    /// saved its own).
-    private func saveState(_ incremental: IncrementalBuild, blocks: PackagedBlocks) {
+    /// saved its own). The caches that vouch for files by their stamps are dated `readSince`,
+    /// when the build began reading: a file changed after its stamp was taken, within the same
+    /// tick of a coarse clock, has a stamp no older than that, and is read again next time.
+    private func saveState(_ incremental: IncrementalBuild, blocks: PackagedBlocks, readSince: Int64) {
         let hashes = blocks.assets.hashCache
-        if hashes.records != blocks.previousHashes.records { incremental.save(hashes) }
+        if hashes.records != blocks.previousHashes.records { incremental.save(hashes, readSince: readSince) }
         incremental.save(Self.memos(of: blocks.packaged))
         blocks.pageFacts?.save(to: options.stateFolder)
-        blocks.htmlFiles?.save(to: options.stateFolder, writtenAt: options.now())
+        blocks.htmlFiles?.save(to: options.stateFolder, writtenAt: readSince)
     }
 
     /// The id of a problem the course export reports, once its problems carry one.

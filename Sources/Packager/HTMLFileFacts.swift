@@ -5,8 +5,8 @@ import IncrementalBuild
 /// What a rebuild needs of each html file a block keeps its HTML in, by the file's stamp: its
 /// SHA-256 (part of the block's inputs) and whether it holds only style elements (which its
 /// unit's other pages copy). A file whose whole stamp (size, inode, mtime, ctime) is the one
-/// recorded, and that last changed more than a second before the record was written, is not
-/// read again: at 100,000 blocks, reading and hashing every html file was a tenth of a
+/// recorded, and that last changed more than `TreeStamp.settleMargin` before the build that
+/// recorded it began reading (`writtenAt`), is not read again: at 100,000 blocks, reading and hashing every html file was a tenth of a
 /// one-block edit. The rule is the hash cache's (`FileHashCache`), and like it this is a cache:
 /// lost, older or damaged, it costs reading the files again, never a stale page.
 struct HTMLFileFacts: Sendable, Equatable {
@@ -26,7 +26,7 @@ struct HTMLFileFacts: Sendable, Equatable {
 
     /// The recorded fact of `path`, if its file still has exactly the stamp it had then.
     func fact(of path: String, stamp: FileStamp) -> Fact? {
-        guard let fact = facts[path], fact.stamp == stamp, max(stamp.modified, stamp.changed) < writtenAt - 1_000_000_000 else { return nil }
+        guard let fact = facts[path], fact.stamp == stamp, max(stamp.modified, stamp.changed) < writtenAt - TreeStamp.settleMargin else { return nil }
         return fact
     }
 
@@ -49,8 +49,8 @@ struct HTMLFileFacts: Sendable, Equatable {
         return loaded
     }
 
-    /// Saved unsynced, as every cache: `writtenAt` is the moment of writing on the file-time
-    /// clock (a build passes its own `now`).
+    /// Saved unsynced, as every cache: `writtenAt`, on the file-time clock, is no later than the
+    /// moment the files were first read (a build passes the time it began).
     func save(to stateFolder: String, writtenAt: Int64) {
         let paths = facts.keys.sorted()
         var file = RecordFile(format: Self.format, capacity: RecordFile.recordSize(fieldLengths: [8]) + paths.count * (4 + 4 * 7 + 32 + 64 + 1 + 48))
