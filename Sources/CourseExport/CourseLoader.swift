@@ -4,6 +4,12 @@ import Foundation
 /// Reads an OLX export into a `Course`: follows pointers and inline children from `course.xml`
 /// down, applies policy overrides, and skips what is not published (`drafts/`, `wiki`).
 public enum CourseLoader {
+    /// Containers nest at most this many levels, the course included: as deep as a client
+    /// takes an outline (`OutlineEntry.maximumDepth`, which a test holds equal to this). A block
+    /// below is left out with an error (CP113): built 64 levels deep, a course of 33 built
+    /// cleanly and no client would sync it.
+    public static let deepestNesting = 32
+
     /// Loads from an export folder (or its parent) or a `.tar.gz`; the caller closes the export.
     /// `workers` threads read and parse block files (`--jobs 1` means one thread throughout).
     /// `largestStaticFile`: a file under `static/` larger than this is left out, with a warning.

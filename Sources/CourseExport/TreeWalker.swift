@@ -30,8 +30,9 @@ struct TreeWalker {
     /// Child elements that are settings of their parent, not blocks: the LMS reads a course's
     /// `<textbook>` and a conditional's `<show>` into fields of the parent.
     static let settingElements: [String: Set<String>] = ["course": ["textbook"], "conditional": ["show"]]
-    /// Hard bound on pointer depth, so a cycle or absurd nesting cannot exhaust the stack.
-    static let maximumDepth = 64
+    /// Hard bound on nesting, so a cycle or absurd nesting cannot exhaust the stack, and no
+    /// deeper than a client takes an outline (`CourseLoader.deepestNesting`).
+    static let maximumDepth = CourseLoader.deepestNesting
 
     /// `block-v1:ORG+NUMBER+RUN+type@`, the same for every block.
     private let usageIDPrefix: String

@@ -26,6 +26,10 @@ public enum ArchivePath {
         installFolder(of: archive) != nil
     }
 
+    /// The longest path an archive may have, staged (`staged(_:contentHash:)`) or not: two
+    /// components and `.zip`, a dot, the marker and the tag.
+    public static let longestStagedPath = 2 * maximumComponentLength + 1 + 4 + 1 + stagedMarker.utf8.count + stagedTagLength
+
     /// What a build puts between an archive's name and the tag of a staged copy.
     public static let stagedMarker = ".staged-"
     /// A staged copy's tag: the first 16 hex digits of its content hash.

@@ -132,13 +132,26 @@ public enum ManifestSplit {
         published: PublishedParts? = nil, publish: @Sendable (_ reference: PartReference, _ bytes: [UInt8]) -> Failure?
     ) -> Result<(ManifestIndex, entryBytes: Int), Failure> {
         let outline = manifest.outline ?? []
-        let runs = runs(of: manifest.blocks.map(\.usageID)).map(Run.blocks) + runs(of: outline.map(\.usageID)).map(Run.outline)
+        let runs = runs(of: manifest.blocks.map(\.usageID), bounds: manifest.blocks.map(\.partBytesBound)).map(Run.blocks)
+            + runs(of: outline.map(\.usageID), bounds: outline.map(\.partBytesBound)).map(Run.outline)
         let allFiles = manifest.files ?? [:]
+        // Where each part of `base` starts among the blocks: a run is taken from it only where
+        // it covers the same entries, wherever the two manifests' runs were cut.
+        var starts: [Int] = []
+        if let base {
+            var start = 0
+            for reference in base.index.parts {
+                starts.append(start)
+                start += reference.blocks
+            }
+        }
+        let baseStarts = starts
         let made = runs.enumerated().map { $0 }.parallelMap(workers: runs.count >= 8 ? workers : 1) { (position, run) -> Result<(PartReference, Int), Failure> in
             var part = ManifestPart()
             switch run {
             case .blocks(let range):
-                if let base, position < base.index.parts.count, base.index.parts[position].blocks == range.count,
+                if let base, position < base.index.parts.count, base.index.parts[position].containers == 0,
+                    baseStarts[position] == range.lowerBound, base.index.parts[position].blocks == range.count,
                     !range.contains(where: base.changed.contains)
                 {
                     return .success((base.index.parts[position], 0))
@@ -260,14 +273,31 @@ public enum ManifestSplit {
     }
 
     /// Index ranges of the runs `ids` (usage ids in course order) split into.
-    static func runs(of ids: [String]) -> [Range<Int>] {
+    /// A part's entries may take at most this many bytes by their bounds (`partBytesBound`),
+    /// a quarter of what a client accepts (`ArchiveLimits.maximumManifestSize`): a run is cut
+    /// before an entry that would take it past this. An ordinary entry's bound is about 10 KB,
+    /// so only entries that list tens of thousands of files cut a run by their size; a block
+    /// whose page listed 50,000 files once made a part of 76 MB, which every client refused.
+    public static let partBytesBudget = 16 << 20
+
+    /// `bounds`: each entry's `partBytesBound`, in the order of `ids`.
+    public static func runs(of ids: [String], bounds: [Int]? = nil) -> [Range<Int>] {
         var result: [Range<Int>] = []
         var start = 0
+        var bytes = 0
         for (position, id) in ids.enumerated() {
+            let bound = bounds.map { $0[position] } ?? 0
+            if position > start, bytes + bound > partBytesBudget {
+                result.append(start..<position)
+                start = position
+                bytes = 0
+            }
+            bytes += bound
             let length = position - start + 1
             if length >= maximumEntries || endsRun(id) {
                 result.append(start..<(position + 1))
                 start = position + 1
+                bytes = 0
             }
         }
         if start < ids.count { result.append(start..<ids.count) }
@@ -277,5 +307,34 @@ public enum ManifestSplit {
     static func endsRun(_ usageID: String) -> Bool {
         let value = UInt32(SHA256Hex.of(Array(usageID.utf8)).prefix(8), radix: 16) ?? 1
         return value % UInt32(averageEntries) == 0
+    }
+}
+
+extension BlockEntry {
+    /// More than the bytes this entry adds to a part, whatever its text: its JSON with every
+    /// byte of text counted as the six of a `\u` escape, and an entry of the part's `files` for
+    /// each content it lists. The archive path and download URL are counted at their longest
+    /// (a staged path is longer), so that an interim manifest's runs are cut as the final's.
+    public var partBytesBound: Int {
+        func text(_ string: String?) -> Int { 6 * (string?.utf8.count ?? 0) + 16 }
+        var bytes = 2_048 + text(usageID) + text(type) + text(displayName) + text(sha256) + text(contentHash) + text(lastModified)
+        // The archive path twice (as itself and at the end of the download URL), at its
+        // longest, and the URL's prefix (the same for a staged path).
+        let prefix = max(0, (offlineDownload?.fileURL.utf8.count ?? 0) - (archive?.utf8.count ?? 0))
+        bytes += text(reason) + text(runtime) + 2 * (6 * ArchivePath.longestStagedPath + 16) + 6 * prefix
+        for parent in parents { bytes += text(parent) }
+        for need in requiresNetwork ?? [] { bytes += text(need) }
+        for (partition, groups) in groupAccess ?? [:] { bytes += text(partition) + 24 * groups.count }
+        if let splitTest { bytes += text(splitTest.usageID) + 64 }
+        for (path, _) in files ?? [:] { bytes += text(path) + 64 + 16 + 256 }
+        return bytes
+    }
+}
+
+extension OutlineEntry {
+    /// More than the bytes this entry adds to a part, as `BlockEntry.partBytesBound` counts them.
+    public var partBytesBound: Int {
+        func text(_ string: String?) -> Int { 6 * (string?.utf8.count ?? 0) + 16 }
+        return children.reduce(1_024 + text(usageID) + text(type) + text(displayName)) { $0 + text($1) }
     }
 }

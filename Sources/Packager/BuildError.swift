@@ -11,6 +11,9 @@ public enum BuildError: Error, CustomStringConvertible {
     case output(path: String, reason: String)
     case busy(path: String, waited: Double)
     case invalidOption(String)
+    /// The new manifest is one clients would refuse (`ManifestWrite.refusals`); nothing was
+    /// published and the previous publish is still in place.
+    case refusedByClients([Diagnostic])
 
     public var description: String {
         switch self {
@@ -21,6 +24,7 @@ public enum BuildError: Error, CustomStringConvertible {
         case .busy(let path, let waited):
             return "\(path): another coursepack build holds the lock (waited \(waited) s; see --lock-timeout)"
         case .invalidOption(let message): return message
+        case .refusedByClients(let refusals): return refusals.map { "\($0.file ?? ""): \($0.message)" }.joined(separator: "; ")
         }
     }
 }
@@ -34,6 +38,7 @@ extension BuildError: Diagnosable {
         case .output: .outputUnusable
         case .busy: .outputBusy
         case .invalidOption: .buildOptionInvalid
+        case .refusedByClients: .manifestBeyondClientLimit
         }
     }
 }

@@ -541,6 +541,7 @@ public struct CoursePackager: Sendable {
         let out = options.outputFolder
         let final = try ManifestWrite(
             manifest, in: out, pending: pending, workers: options.jobs, published: previous.published.flatMap(ManifestSplit.PublishedParts.init))
+        guard final.refusals.isEmpty else { throw .refusedByClients(final.refusals) }
         report.warnings += final.warnings
         var interim: ManifestWrite?
         if !staged.isEmpty {

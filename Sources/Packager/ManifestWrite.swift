@@ -15,6 +15,9 @@ struct ManifestWrite {
     /// Nil when the whole manifest is larger than clients accept: it is not written.
     let wholeBytes: [UInt8]?
     let warnings: [Diagnostic]
+    /// What a client would refuse (`ArchiveLimits`): a build that makes any of these publishes
+    /// nothing, so that the publish in place, which clients take, stays.
+    let refusals: [Diagnostic]
     /// Whether a part was written (its folder then needs a sync).
     let wroteParts: Bool
 
@@ -69,8 +72,12 @@ struct ManifestWrite {
         wholeBytes = whole.flatMap { $0.count <= limit ? $0 : nil }
 
         var warnings: [Diagnostic] = []
+        var refusals: [Diagnostic] = []
         func warn(_ file: String, _ message: String, _ id: DiagnosticID) {
             warnings.append(Diagnostic(block: manifest.courseID, file: file, message: message, id: id))
+        }
+        func refuse(_ file: String, _ message: String) {
+            refusals.append(Diagnostic(block: manifest.courseID, file: out + "/" + file, message: message, id: .manifestBeyondClientLimit))
         }
         if wholeBytes == nil {
             let size = whole.map { "\($0.count)" } ?? "more than \(entryBytes)"
@@ -79,25 +86,33 @@ struct ManifestWrite {
                 "the whole manifest would be \(size) bytes, more than the \(limit) a client accepts: it is not written (a stale one is removed), so clients must read \(ManifestIndex.fileName) (coursepack-sync does)",
                 .manifestSplitOnly)
         }
+        let kept = "nothing is published, and the publish in place stays"
         if indexBytes.count > limit {
-            warn(ManifestIndex.fileName, "is \(indexBytes.count) bytes, more than the \(limit) a client accepts: clients refuse this publish", .manifestBeyondClientLimit)
+            refuse(ManifestIndex.fileName, "would be \(indexBytes.count) bytes, more than the \(limit) a client accepts: \(kept)")
         }
         if let part = index.parts.first(where: { $0.size > UInt64(limit) }) {
-            warn(part.path, "is \(part.size) bytes, more than the \(limit) a client accepts: clients refuse this publish", .manifestBeyondClientLimit)
+            let first = part.blocks > 0 ? Self.firstBlock(of: part, in: index, manifest: manifest).map { ", from block \($0)" } ?? "" : ""
+            refuse(part.path, "would be \(part.size) bytes (\(part.blocks) blocks, \(part.containers) containers\(first)), more than the \(limit) a client accepts: \(kept)")
         }
         if index.parts.count > ManifestSplit.maximumParts {
-            warn(
-                ManifestIndex.fileName, "names \(index.parts.count) parts, more than the \(ManifestSplit.maximumParts) a client reads: clients refuse this publish",
-                .manifestBeyondClientLimit)
+            refuse(ManifestIndex.fileName, "would name \(index.parts.count) parts, more than the \(ManifestSplit.maximumParts) a client reads: \(kept)")
         }
         let total = index.parts.reduce(UInt64(0)) { $0 + $1.size }
         if total > limits.maximumSplitManifestSize {
-            warn(
-                ManifestPart.folder,
-                "the parts add up to \(total) bytes, more than the \(limits.maximumSplitManifestSize) a client assembles: clients refuse this publish",
-                .manifestBeyondClientLimit)
+            refuse(ManifestPart.folder, "the parts would add up to \(total) bytes, more than the \(limits.maximumSplitManifestSize) a client assembles: \(kept)")
         }
         self.warnings = warnings
+        self.refusals = refusals
+    }
+
+    /// The usage id of the first block a part holds.
+    private static func firstBlock(of part: PartReference, in index: ManifestIndex, manifest: CourseManifest) -> String? {
+        var start = 0
+        for reference in index.parts {
+            if reference == part { return start < manifest.blocks.count ? manifest.blocks[start].usageID : nil }
+            start += reference.blocks
+        }
+        return nil
     }
 
     /// Whether the file at `path` holds exactly `bytes`. A part's name is its hash, but a file

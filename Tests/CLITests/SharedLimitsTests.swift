@@ -135,15 +135,43 @@ import TestSupport
     }
 
     /// A part or an index larger than clients take, or parts adding up to more than the split
-    /// limit: the build warns, since every client would refuse the publish.
-    @Test func aSplitManifestLargerThanClientsTakeIsWarnedOf() throws {
+    /// limit: every client would refuse the publish, so the build fails and publishes nothing;
+    /// the publish in place stays as it was, and clients keep syncing it.
+    @Test func aSplitManifestClientsWouldRefuseIsNotPublished() throws {
         let course = try hostileCourse("")
         let out = TestSupport.temporaryFolder("limits") + "/out"
+        #expect(try TestSupport.coursepack(["build", course, "--out", out, "-q"]).status == 0)
+        let before = TestSupport.files(under: out).map { ($0, TestSupport.read(out + "/" + $0)) }
+        try TestSupport.write(["html/good.html": "<p>An edit that a build must not publish.</p>"], under: course)
         let tiny = try Self.coursepack(["build", course, "--out", out], lowering: "manifest=64,split=64")
-        #expect(tiny.status == 0, "\(tiny.stderr)")
-        #expect(tiny.stderr.contains("warning[CP332]") && tiny.stderr.contains("manifest-index.json"), "\(tiny.stderr)")
-        #expect(tiny.stderr.contains("the parts add up to"), "\(tiny.stderr)")
-        #expect(tiny.stderr.contains("warning[CP331]"), "\(tiny.stderr)")
+        #expect(tiny.status == 2, "\(tiny.stdout)\(tiny.stderr)")
+        #expect(tiny.stderr.contains("error[CP332]") && tiny.stderr.contains(out + "/manifest-index.json"), "\(tiny.stderr)")
+        #expect(tiny.stderr.contains("the parts would add up to") && tiny.stderr.contains("the publish in place stays"), "\(tiny.stderr)")
+        for (path, bytes) in before where path.hasPrefix("manifest") || path.hasSuffix(".zip") {
+            #expect(TestSupport.read(out + "/" + path) == bytes, "\(path) is as the last publish left it")
+        }
+        #expect(try TestSupport.coursepack(["verify", out]).status == 0)
+        let target = TestSupport.temporaryFolder("limits") + "/device"
+        #expect(try TestSupport.coursepack(["sync", out, "--to", target]).status == 0, "clients still take the publish in place")
+    }
+
+    /// Containers nest no deeper than a client takes an outline: a chain of 40 units, each
+    /// pointing to the next, is cut at the clients' depth with an error naming where, and the
+    /// rest of the course is published and synced. Built 64 levels deep, it built cleanly and
+    /// every client refused the whole course.
+    @Test func nestingIsCutWhereClientsStopTakingTheOutline() throws {
+        let course = try hostileCourse("", ["html/deep.xml": #"<html filename="deep"/>"#, "html/deep.html": "<p>deep</p>"])
+        var files = ["vertical/v.xml": #"<vertical><html url_name="good"/><vertical url_name="d1"/></vertical>"#]
+        for level in 1..<40 { files["vertical/d\(level).xml"] = #"<vertical><vertical url_name="d\#(level + 1)"/></vertical>"# }
+        files["vertical/d40.xml"] = #"<vertical><html url_name="deep"/></vertical>"#
+        try TestSupport.write(files, under: course)
+        let out = TestSupport.temporaryFolder("limits") + "/out"
+        let built = try TestSupport.coursepack(["build", course, "--out", out])
+        #expect(built.status == 1 && built.stderr.contains("error[CP113]"), "\(built.stderr)")
+        #expect(built.stderr.contains("deeper than \(OutlineEntry.maximumDepth) levels"), "\(built.stderr)")
+        let target = TestSupport.temporaryFolder("limits") + "/device"
+        let synced = try TestSupport.coursepack(["sync", out, "--to", target])
+        #expect(synced.status == 0, "\(synced.stdout)\(synced.stderr)")
     }
 
     /// Finding 11's plain attack and its variants: archives whose entry names hold a newline,

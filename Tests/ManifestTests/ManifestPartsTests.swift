@@ -41,6 +41,47 @@ import Testing
         return (index, parts)
     }
 
+    /// Parts are cut by bytes as well as by entries: blocks that each list 12,000 files (a page
+    /// with that many images) make parts of a few MB each, under `partBytesBudget`, where runs
+    /// cut by entries alone made one part of about 30 MB (the class of a 76 MB part that every
+    /// client refused). An entry's bound is never below its bytes, however its text escapes, and
+    /// ordinary entries are cut as before.
+    @Test func partsAreCutByBytesSoNoneOutgrowsTheBudget() throws {
+        var manifest = Self.manifest(blocks: 40)
+        var files = manifest.files ?? [:]
+        for number in 0..<12 {
+            var listing = manifest.blocks[number].files ?? [:]
+            for file in 0..<12_000 {
+                let sha = SHA256Hex.of(Array("b\(number) f\(file)".utf8))
+                listing["static/images/picture-\(file).png"] = sha
+                files[sha] = CourseFile(size: 10, compressedSize: 10, encoding: nil)
+            }
+            manifest.blocks[number].files = listing
+        }
+        // Text that escapes at six bytes a byte.
+        manifest.blocks[30].displayName = String(repeating: "\u{1}", count: 50_000)
+        manifest.files = files
+        let split = ManifestSplit.split(manifest)
+        let largest = split.parts.map(\.bytes.count).max() ?? 0
+        #expect(largest <= ManifestSplit.partBytesBudget, "largest part \(largest) bytes")
+        #expect(split.parts.filter { $0.reference.blocks > 0 }.count >= 6, "a few heavy blocks a part")
+        let (index, parts) = try Self.decoded(split)
+        let assembled = ManifestSplit.assemble(index, parts: parts)
+        #expect(assembled.blocks == manifest.blocks)
+        #expect(assembled.files == manifest.files, "files \(assembled.files?.count ?? -1) of \(manifest.files?.count ?? -1)")
+        for number in [0, 11, 30, 39] {
+            let block = manifest.blocks[number]
+            var alone = CourseManifest(courseID: manifest.courseID, publishedAt: manifest.publishedAt, generator: manifest.generator, blocks: [block])
+            let listed = Set(block.files?.values ?? [:].values)
+            alone.files = manifest.files?.filter { listed.contains($0.key) }
+            #expect(ManifestSplit.split(alone).parts[0].bytes.count <= block.partBytesBound + 1_024)
+        }
+        // Ordinary blocks: cut by entries, as before the byte bound.
+        let ordinary = Self.manifest(blocks: 5_000)
+        #expect(ManifestSplit.split(ordinary).parts.map(\.reference.blocks).reduce(0, +) == 5_000)
+        #expect(ManifestSplit.split(ordinary).parts.count == ManifestSplit.runs(of: ordinary.blocks.map(\.usageID)).count)
+    }
+
     @Test func partsAssembleToTheWholeManifest() throws {
         let manifest = Self.manifest(blocks: 5_000, containers: 1_250)
         let split = ManifestSplit.split(manifest)

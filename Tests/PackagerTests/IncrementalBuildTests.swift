@@ -1,3 +1,4 @@
+import CourseExport
 import Foundation
 import IncrementalBuild
 import Manifest
@@ -169,6 +170,12 @@ func id(_ name: String) -> String { "block-v1:O+N+r+type@html+block@\(name)" }
             #expect(String(decoding: TestSupport.read(out + "/manifest.json"), as: UTF8.self) == text)
             #expect(TestSupport.files(under: out).filter { !$0.hasPrefix(".") } == ["manifest.json"])
         }
+    }
+
+    /// The builder nests containers no deeper than a client takes an outline: one definition,
+    /// held equal here (the builder's module does not see the client's).
+    @Test func theBuilderNestsNoDeeperThanClientsTakeAnOutline() {
+        #expect(CourseLoader.deepestNesting == OutlineEntry.maximumDepth)
     }
 
     /// An html file is not read again while its stamp is the one the last build recorded
