@@ -2,6 +2,7 @@ import Diagnostics
 import FileSystem
 import Foundation
 import Manifest
+import ZipArchive
 
 /// How a published folder's manifest files differ from each other: the index decodes, every
 /// part it names is there with its size and hash and decodes, and the manifest they assemble
@@ -38,11 +39,11 @@ enum ManifestCheck {
             result.problems.append(problem(whole.courseID, ManifestIndex.fileName, "\(error)"))
             return result
         }
-        return check(index, whole: whole, folder: folder)
+        return check(index, indexSize: indexBytes.count, whole: whole, folder: folder)
     }
 
     /// Every part the index names, then the assembled manifest against `whole`.
-    private static func check(_ index: ManifestIndex, whole: CourseManifest?, folder: String) -> PublishVerifier.Result {
+    private static func check(_ index: ManifestIndex, indexSize: Int, whole: CourseManifest?, folder: String) -> PublishVerifier.Result {
         var parts: [ManifestPart] = []
         var problems: [Diagnostic] = []
         var seen = Set<String>()
@@ -69,8 +70,30 @@ enum ManifestCheck {
         }
         var result = PublishVerifier.Result(manifest: whole ?? assembled)
         result.partsChecked = index.parts.count
-        result.problems = problems
+        result.problems = clientRefusals(of: index, indexSize: indexSize) + problems
         return result
+    }
+
+    /// What makes every client refuse the split manifest, by the limits it reads it with
+    /// (`ArchiveLimits`): the index or a part over the per-file limit, too many parts, or parts
+    /// adding up to more than a client assembles. A build never publishes these (CP332).
+    private static func clientRefusals(of index: ManifestIndex, indexSize: Int) -> [Diagnostic] {
+        let limits = ArchiveLimits.current
+        var problems: [Diagnostic] = []
+        if indexSize > limits.maximumManifestSize {
+            problems.append(problem(index.courseID, ManifestIndex.fileName, "is \(indexSize) bytes, more than the \(limits.maximumManifestSize) a client accepts"))
+        }
+        for reference in index.parts where reference.size > UInt64(limits.maximumManifestSize) {
+            problems.append(problem(index.courseID, reference.path, "is \(reference.size) bytes, more than the \(limits.maximumManifestSize) a client accepts"))
+        }
+        if index.parts.count > ManifestSplit.maximumParts {
+            problems.append(problem(index.courseID, ManifestIndex.fileName, "names \(index.parts.count) parts, more than the \(ManifestSplit.maximumParts) a client reads"))
+        }
+        let total = index.parts.reduce(UInt64(0)) { $0 &+ $1.size }
+        if total > limits.maximumSplitManifestSize {
+            problems.append(problem(index.courseID, ManifestPart.folder, "the parts add up to \(total) bytes, more than the \(limits.maximumSplitManifestSize) a client assembles"))
+        }
+        return problems
     }
 
     /// "blocks" when a part holding blocks follows one holding outline entries.

@@ -153,6 +153,10 @@ import TestSupport
         #expect(try TestSupport.coursepack(["verify", out]).status == 0)
         let target = TestSupport.temporaryFolder("limits") + "/device"
         #expect(try TestSupport.coursepack(["sync", out, "--to", target]).status == 0, "clients still take the publish in place")
+        // A folder that holds such a publish anyway (an older builder made it) fails `verify`
+        // with the clients' limits, as each client would refuse it.
+        let refused = try Self.coursepack(["verify", out], lowering: "manifest=64,split=64")
+        #expect(refused.status == 1 && refused.stderr.contains("more than the 64 a client accepts"), "\(refused.stdout)\(refused.stderr)")
     }
 
     /// Containers nest no deeper than a client takes an outline: a chain of 40 units, each
