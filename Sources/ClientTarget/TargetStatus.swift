@@ -99,9 +99,18 @@ extension ClientTarget {
         let pins = record?.pins ?? []
         let view = CourseView(published)
         var blocks: [BlockStatus] = []
+        blocks.reserveCapacity(published.blocks.count)
+        // By usage id, the first where one is listed twice: a search of the installed entries
+        // for each block made `status` of a 92,000-block course take three minutes.
+        var installedPositions: [String: Int] = [:]
+        installedPositions.reserveCapacity(installed.manifest.blocks.count)
+        for (position, block) in installed.manifest.blocks.enumerated() where installedPositions[block.usageID] == nil {
+            installedPositions[block.usageID] = position
+        }
         for block in published.blocks {
             // Where it was installed from, which may differ from where the server has it now.
-            let installedEntry = installed.blockBytes[block.usageID] == nil ? nil : installed.manifest.blocks.first { $0.usageID == block.usageID }
+            let installedEntry = installed.blockBytes[block.usageID] == nil
+                ? nil : installedPositions[block.usageID].map { installed.manifest.blocks[$0] }
             let damage = installedEntry.flatMap { Self.damage(of: $0, in: courseRoot, readingBytes: readingBytes) }
             let present = installed.blockBytes[block.usageID] != nil && damage == nil
             blocks.append(BlockStatus(
