@@ -39,10 +39,17 @@ public struct FileHashCache: Codable, Sendable, Equatable {
 
     /// The recorded hash of `key`, if its file still has exactly the stamp it had then.
     public func hash(of key: String, stamp: FileStamp) -> String? {
-        guard let record = records[key], record == Record(stamp, sha256: record.sha256),
-            max(stamp.modified, stamp.changed) < writtenAt - TreeStamp.settleMargin
+        guard let record = records[key], Self.vouches(for: stamp, recorded: FileStamp(size: record.size, inode: record.inode, modified: record.modified, changed: record.changed), writtenAt: writtenAt)
         else { return nil }
         return record.sha256
+    }
+
+    /// Whether a cache dated `writtenAt` (when the build that recorded it began reading) may
+    /// answer for a file whose stamp is now `stamp` by what it recorded under `recorded`: the
+    /// whole stamp unchanged, and last changed `TreeStamp.settleMargin` before that date. The
+    /// one rule of every cache that vouches for a file by its stamp.
+    public static func vouches(for stamp: FileStamp, recorded: FileStamp, writtenAt: Int64) -> Bool {
+        stamp == recorded && max(stamp.modified, stamp.changed) < writtenAt - TreeStamp.settleMargin
     }
 
     /// Renamed into place unsynced: a cache lost in a power cut, or an older one, only costs

@@ -26,7 +26,7 @@ struct HTMLFileFacts: Sendable, Equatable {
 
     /// The recorded fact of `path`, if its file still has exactly the stamp it had then.
     func fact(of path: String, stamp: FileStamp) -> Fact? {
-        guard let fact = facts[path], fact.stamp == stamp, max(stamp.modified, stamp.changed) < writtenAt - TreeStamp.settleMargin else { return nil }
+        guard let fact = facts[path], FileHashCache.vouches(for: stamp, recorded: fact.stamp, writtenAt: writtenAt) else { return nil }
         return fact
     }
 

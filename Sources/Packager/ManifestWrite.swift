@@ -76,9 +76,6 @@ struct ManifestWrite {
         func warn(_ file: String, _ message: String, _ id: DiagnosticID) {
             warnings.append(Diagnostic(block: manifest.courseID, file: file, message: message, id: id))
         }
-        func refuse(_ file: String, _ message: String) {
-            refusals.append(Diagnostic(block: manifest.courseID, file: out + "/" + file, message: message, id: .manifestBeyondClientLimit))
-        }
         if wholeBytes == nil {
             let size = whole.map { "\($0.count)" } ?? "more than \(entryBytes)"
             warn(
@@ -86,20 +83,14 @@ struct ManifestWrite {
                 "the whole manifest would be \(size) bytes, more than the \(limit) a client accepts: it is not written (a stale one is removed), so clients must read \(ManifestIndex.fileName) (coursepack-sync does)",
                 .manifestSplitOnly)
         }
-        let kept = "nothing is published, and the publish in place stays"
-        if indexBytes.count > limit {
-            refuse(ManifestIndex.fileName, "would be \(indexBytes.count) bytes, more than the \(limit) a client accepts: \(kept)")
-        }
-        if let part = index.parts.first(where: { $0.size > UInt64(limit) }) {
-            let first = part.blocks > 0 ? Self.firstBlock(of: part, in: index, manifest: manifest).map { ", from block \($0)" } ?? "" : ""
-            refuse(part.path, "would be \(part.size) bytes (\(part.blocks) blocks, \(part.containers) containers\(first)), more than the \(limit) a client accepts: \(kept)")
-        }
-        if index.parts.count > ManifestSplit.maximumParts {
-            refuse(ManifestIndex.fileName, "would name \(index.parts.count) parts, more than the \(ManifestSplit.maximumParts) a client reads: \(kept)")
-        }
-        let total = index.parts.reduce(UInt64(0)) { $0 + $1.size }
-        if total > limits.maximumSplitManifestSize {
-            refuse(ManifestPart.folder, "the parts would add up to \(total) bytes, more than the \(limits.maximumSplitManifestSize) a client assembles: \(kept)")
+        // Locals: the closures below must not capture `self` before it is initialized.
+        let written = index
+        for (file, message) in ManifestCheck.clientLimitProblems(of: written, indexSize: indexBytes.count, limits: limits, planned: true) {
+            let part = written.parts.first { $0.path == file && $0.blocks > 0 }
+            let first = part.flatMap { Self.firstBlock(of: $0, in: written, manifest: manifest) }.map { ", from block \($0)" } ?? ""
+            refusals.append(Diagnostic(
+                block: manifest.courseID, file: out + "/" + file,
+                message: "\(message)\(first): nothing is published, and the publish in place stays", id: .manifestBeyondClientLimit))
         }
         self.warnings = warnings
         self.refusals = refusals
