@@ -66,17 +66,46 @@ struct BlockPackager: Sendable {
         if let digest, let online = rememberedOnlineOnly(of: block, inputs: digest) {
             return Packaged(outcome: .onlineOnly(online).withPlace(of: block), inputs: digest, rendered: false, links: remembered)
         }
+        if let digest, let failure = rememberedFailure(of: block, inputs: digest) {
+            return Packaged(outcome: .failed(failure, fromInputs: true), inputs: digest, rendered: false, links: remembered)
+        }
         var links = LookedUpLinks()
+        let outcome: BlockOutcome
         do {
-            let outcome = try packageOrThrow(block, lookingUp: &links).withPlace(of: block)
-            let looked = links.recorded
-            let made = looked == remembered ? digest : inputs.digest(of: block, unitHead: unitHead, links: looked)
-            return Packaged(outcome: outcome, inputs: made, rendered: true, links: looked)
+            outcome = try packageOrThrow(block, lookingUp: &links).withPlace(of: block)
         } catch {
             let failure = Diagnostic(
                 block: block.usageID, file: (error as? CourseError)?.path ?? block.file, message: "\(error)", id: (error as? Diagnosable)?.diagnosticID)
-            return Packaged(outcome: .failed(failure, fromInputs: error is CourseError || error is RenderError), inputs: digest, rendered: true)
+            outcome = .failed(failure, fromInputs: Self.failsAgainWithTheSameInputs(error))
         }
+        let looked = links.recorded
+        let made = looked == remembered ? digest : inputs.digest(of: block, unitHead: unitHead, links: looked)
+        return Packaged(outcome: outcome, inputs: made, rendered: true, links: looked)
+    }
+
+    /// Whether the course is at fault, so that the same inputs fail the same way: content that
+    /// cannot be read or rendered, or entries a client would refuse (too many, too large, badly
+    /// named). A failed file call (a full disk) or zlib call may pass next time.
+    static func failsAgainWithTheSameInputs(_ error: any Error) -> Bool {
+        switch error {
+        case is CourseError, is RenderError: true
+        case let zip as ZipError: zip.refusesTheEntries
+        default: false
+        }
+    }
+
+    /// What a memo holds in place of a content hash for a block that failed for its inputs; its
+    /// note holds the failure.
+    static let failedMemo = "failed"
+
+    /// The failure the last build found, without rendering, when the block's inputs are those
+    /// its memo records. Such a block is otherwise made again by every build, and one that fails
+    /// only once its archive is written (100,500 entries) took a minute each time.
+    private func rememberedFailure(of block: Block, inputs: String) -> Diagnostic? {
+        guard let memo = memos[block.usageID], memo.inputs == inputs, memo.contentHash == Self.failedMemo,
+            memo.note.warnings.count == 1, let failure = memo.note.warnings.first, failure.block == block.usageID
+        else { return nil }
+        return failure
     }
 
     /// The previous publish's entry, without rendering, when the block's inputs are those its

@@ -229,8 +229,9 @@ public struct CoursePackager: Sendable {
         [
             Version.current, renderer.fingerprint + "/" + SearchIndexStep.fingerprint + "/" + PageRuntime.stamp(of: options.runtimeSource),
             options.lmsURL ?? "-", "\(options.compressionLevel)", options.generator, BlockNote.format, options.publicURL ?? "-",
-            // Whether manifest.json is written depends on the clients' limit.
-            "manifest<=\(ArchiveLimits.current.maximumManifestSize)",
+            // Whether manifest.json is written, which archives are refused and which course files
+            // are left out depend on the clients' limits.
+            "limits " + ArchiveLimits.current.fingerprint,
         ]
     }
 
@@ -402,7 +403,10 @@ public struct CoursePackager: Sendable {
                 memos.memos[entry.usageID] = .init(inputs: inputs, contentHash: contentHash, note: BlockNote(warnings: warnings, links: block.links))
             case .onlineOnly(let entry):
                 memos.memos[entry.usageID] = .init(inputs: inputs, contentHash: BlockPackager.onlineOnlyMemo(reason: entry.reason), note: BlockNote(warnings: [], links: block.links))
-            case .failed:
+            case .failed(let failure, fromInputs: true):
+                guard let usageID = failure.block else { continue }
+                memos.memos[usageID] = .init(inputs: inputs, contentHash: BlockPackager.failedMemo, note: BlockNote(warnings: [failure], links: block.links))
+            case .failed(_, fromInputs: false):
                 continue
             }
         }

@@ -54,6 +54,12 @@ public struct ArchiveLimits: Sendable, Equatable {
         return limits
     }
 
+    /// Every limit, for a build's inputs: which archives the writer refuses depends on them all.
+    public var fingerprint: String {
+        "entries=\(maximumEntries),total=\(maximumTotalSize),ratio=\(maximumRatio)+\(ratioAllowance),manifest=\(maximumManifestSize),"
+            + "split=\(maximumSplitManifestSize),file=\(maximumCourseFileSize)"
+    }
+
     /// Whether `uncompressed` bytes from `compressed` stay within the ratio.
     public func ratioHolds(uncompressed: UInt64, compressed: UInt64) -> Bool {
         let (scaled, overflow) = compressed.multipliedReportingOverflow(by: maximumRatio)

@@ -66,6 +66,18 @@ import Glibc
 import Darwin
 #endif
 
+extension ZipError {
+    /// Whether the entries themselves were refused (their names, their number, their sizes):
+    /// the same entries are refused again, whereas a failed file call or zlib call may pass on
+    /// another try. Thrown while reading, it is the archive read that is at fault.
+    public var refusesTheEntries: Bool {
+        switch self {
+        case .invalidEntryName, .duplicateEntry, .limitExceeded, .unsafeEntry: true
+        case .io, .zlib, .malformed, .crcMismatch: false
+        }
+    }
+}
+
 extension ZipError: Diagnosable {
     public var diagnosticID: DiagnosticID {
         switch self {

@@ -114,6 +114,34 @@ func splitTestCourse() throws -> String {
         #expect(again.counts.blocks == first.counts.blocks)
     }
 
+    /// A block whose archive a client would refuse (here 600 KB of zeros, past the ratio) fails
+    /// for its inputs however often it is built: the failure is remembered like a page. An
+    /// unchanged course takes the unchanged path, an edit elsewhere does not make it again
+    /// (at 100,500 entries that was a minute a build), and a fix of its file builds it.
+    @Test func aBlockWhoseArchiveClientsWouldRefuseIsRememberedAsFailedUntilItsInputsChange() throws {
+        let course = try fourBlockCourse()
+        try TestSupport.write(["html/c.html": #"<p>Block c</p><a href="/static/zeros.txt">log</a>"#], under: course)
+        #expect(FileManager.default.createFile(atPath: course + "/static/zeros.txt", contents: Data(count: 600 << 10)))
+        let (out, first) = try build(course, now: TestSupport.clockAhead)
+        let refusal = "block-v1:O+N+r+type@html+block@c"
+        #expect(first.counts.failed == 1 && first.errors.map(\.block) == [refusal], "\(first.errors)")
+        #expect(first.errors.first?.id == "CP314" && first.errors.first?.message.contains("a client would refuse") == true)
+
+        let (_, again) = try build(course, into: out, now: TestSupport.clockAhead)
+        #expect(again.inputsUnchanged, "a refusal by the limits is a result, not a write failure")
+        #expect(again.errors == first.errors && again.counts.failed == 1)
+
+        try TestSupport.write(["html/a.html": "<p>Block a, edited</p>"], under: course)
+        let (_, edited) = try build(course, into: out, now: TestSupport.clockAhead)
+        #expect(edited.counts.rendered == 1 && edited.counts.built == 1, "only a is made again: \(edited.counts)")
+        #expect(edited.errors == first.errors && edited.counts.failed == 1, "c's failure is reported though c was not made again")
+
+        #expect(FileManager.default.createFile(atPath: course + "/static/zeros.txt", contents: Data("a short log".utf8)))
+        let (_, fixed) = try build(course, into: out, now: TestSupport.clockAhead)
+        #expect(fixed.errors.isEmpty && fixed.counts.failed == 0, "\(fixed.errors)")
+        #expect(try manifest(in: out).blocks.contains { $0.usageID == refusal && $0.archive != nil })
+    }
+
     @Test func aBlockThatCouldNotBeWrittenIsTriedAgainNextTime() throws {
         let course = try fourBlockCourse()
         let out = TestSupport.temporaryFolder("out")
