@@ -11,7 +11,7 @@ import Darwin
 /// its place made it wait forever.
 public enum WholeFile {
     /// A kept course manifest: as large as a split manifest the client assembles
-    /// (`ArchiveLimits.maximumSplitManifestSize`), with room for the JSON that joins its parts.
+    /// (`ManifestLimits.maximumSplitSize`), with room for the JSON that joins its parts.
     public static let manifestLimit: UInt64 = (1 << 30) + (64 << 20)
     /// Any other state file (a target's `target.json`, inventories, outboxes, a build's records).
     public static let stateLimit: UInt64 = 512 << 20

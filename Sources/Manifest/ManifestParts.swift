@@ -132,8 +132,9 @@ public enum ManifestSplit {
         published: PublishedParts? = nil, publish: @Sendable (_ reference: PartReference, _ bytes: [UInt8]) -> Failure?
     ) -> Result<(ManifestIndex, entryBytes: Int), Failure> {
         let outline = manifest.outline ?? []
-        let runs = runs(of: manifest.blocks.map(\.usageID), bounds: manifest.blocks.map(\.partBytesBound)).map(Run.blocks)
-            + runs(of: outline.map(\.usageID), bounds: outline.map(\.partBytesBound)).map(Run.outline)
+        let budget = ManifestLimits.current.partBytesBudget
+        let runs = runs(of: manifest.blocks.map(\.usageID), bounds: manifest.blocks.map(\.partBytesBound), budget: budget).map(Run.blocks)
+            + runs(of: outline.map(\.usageID), bounds: outline.map(\.partBytesBound), budget: budget).map(Run.outline)
         let allFiles = manifest.files ?? [:]
         // Where each part of `base` starts among the blocks: a run is taken from it only where
         // it covers the same entries, wherever the two manifests' runs were cut.
@@ -273,21 +274,21 @@ public enum ManifestSplit {
     }
 
     /// Index ranges of the runs `ids` (usage ids in course order) split into.
-    /// A part's entries may take at most this many bytes by their bounds (`partBytesBound`),
-    /// a quarter of what a client accepts (`ArchiveLimits.maximumManifestSize`): a run is cut
-    /// before an entry that would take it past this. An ordinary entry's bound is about 10 KB,
-    /// so only entries that list tens of thousands of files cut a run by their size; a block
-    /// whose page listed 50,000 files once made a part of 76 MB, which every client refused.
-    public static let partBytesBudget = 16 << 20
+    /// A part's entries may take at most `budget` bytes by their bounds (`partBytesBound`), by
+    /// default a quarter of what a client accepts (`ManifestLimits.partBytesBudget`): a run is
+    /// cut before an entry that would take it past this. An ordinary entry's bound is about
+    /// 10 KB, so only entries that list tens of thousands of files cut a run by their size; a
+    /// block whose page listed 50,000 files once made a part of 76 MB, which every client
+    /// refused.
 
     /// `bounds`: each entry's `partBytesBound`, in the order of `ids`.
-    public static func runs(of ids: [String], bounds: [Int]? = nil) -> [Range<Int>] {
+    public static func runs(of ids: [String], bounds: [Int]? = nil, budget: Int = ManifestLimits.current.partBytesBudget) -> [Range<Int>] {
         var result: [Range<Int>] = []
         var start = 0
         var bytes = 0
         for (position, id) in ids.enumerated() {
             let bound = bounds.map { $0[position] } ?? 0
-            if position > start, bytes + bound > partBytesBudget {
+            if position > start, bytes + bound > budget {
                 result.append(start..<position)
                 start = position
                 bytes = 0

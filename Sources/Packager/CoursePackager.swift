@@ -231,7 +231,7 @@ public struct CoursePackager: Sendable {
             options.lmsURL ?? "-", "\(options.compressionLevel)", options.generator, BlockNote.format, options.publicURL ?? "-",
             // Whether manifest.json is written, which archives are refused and which course files
             // are left out depend on the clients' limits.
-            "limits " + ArchiveLimits.current.fingerprint,
+            "limits " + ArchiveLimits.current.fingerprint + "," + ManifestLimits.current.fingerprint,
         ]
     }
 

@@ -70,37 +70,8 @@ enum ManifestCheck {
         }
         var result = PublishVerifier.Result(manifest: whole ?? assembled)
         result.partsChecked = index.parts.count
-        result.problems = clientLimitProblems(of: index, indexSize: indexSize).map { problem(index.courseID, $0.file, $0.message) } + problems
+        result.problems = index.clientRefusals(indexSize: indexSize).map { problem(index.courseID, $0.file, $0.message) } + problems
         return result
-    }
-
-    /// What makes every client refuse the split manifest, by the limits it reads it with
-    /// (`ArchiveLimits`): the index or a part over the per-file limit, too many parts, or parts
-    /// adding up to more than a client assembles; each with the file concerned (relative to the
-    /// publish) and what is wrong; `planned`: of a manifest not yet published ("would be"). The
-    /// build refuses to publish these (CP332) and `verify` reports them, by this one definition.
-    static func clientLimitProblems(
-        of index: ManifestIndex, indexSize: Int, limits: ArchiveLimits = .current, planned: Bool = false
-    ) -> [(file: String, message: String)] {
-        let (be, name, add) = planned ? ("would be", "would name", "would add") : ("is", "names", "add")
-        var problems: [(file: String, message: String)] = []
-        if indexSize > limits.maximumManifestSize {
-            problems.append((ManifestIndex.fileName, "\(be) \(indexSize) bytes, more than the \(limits.maximumManifestSize) a client accepts"))
-        }
-        for reference in index.parts where reference.size > UInt64(limits.maximumManifestSize) {
-            problems.append((
-                reference.path,
-                "\(be) \(reference.size) bytes (\(reference.blocks) blocks, \(reference.containers) containers), more than the \(limits.maximumManifestSize) a client accepts"
-            ))
-        }
-        if index.parts.count > ManifestSplit.maximumParts {
-            problems.append((ManifestIndex.fileName, "\(name) \(index.parts.count) parts, more than the \(ManifestSplit.maximumParts) a client reads"))
-        }
-        let total = index.parts.reduce(UInt64(0)) { $0 &+ $1.size }
-        if total > limits.maximumSplitManifestSize {
-            problems.append((ManifestPart.folder, "the parts \(add) up to \(total) bytes, more than the \(limits.maximumSplitManifestSize) a client assembles"))
-        }
-        return problems
     }
 
     /// "blocks" when a part holding blocks follows one holding outline entries.

@@ -15,7 +15,7 @@ struct ManifestWrite {
     /// Nil when the whole manifest is larger than clients accept: it is not written.
     let wholeBytes: [UInt8]?
     let warnings: [Diagnostic]
-    /// What a client would refuse (`ArchiveLimits`): a build that makes any of these publishes
+    /// What a client would refuse (`ManifestLimits`): a build that makes any of these publishes
     /// nothing, so that the publish in place, which clients take, stays.
     let refusals: [Diagnostic]
     /// Whether a part was written (its folder then needs a sync).
@@ -30,9 +30,9 @@ struct ManifestWrite {
     init(
         _ manifest: CourseManifest, in out: String, pending: PendingSyncs?, workers: Int,
         reusing base: (write: ManifestWrite, changed: Set<Int>)? = nil, published: ManifestSplit.PublishedParts? = nil,
-        limits: ArchiveLimits = .current
+        limits: ManifestLimits = .current
     ) throws(BuildError) {
-        let limit = limits.maximumManifestSize
+        let limit = limits.maximumFileSize
         let folder = out + "/" + ManifestPart.folder
         let wrote = Mutex(false)
         let made = ManifestSplit.index(of: manifest, workers: workers, reusing: base.map { ($0.write.index, $0.changed) }, published: published) {
@@ -85,12 +85,12 @@ struct ManifestWrite {
         }
         // Locals: the closures below must not capture `self` before it is initialized.
         let written = index
-        for (file, message) in ManifestCheck.clientLimitProblems(of: written, indexSize: indexBytes.count, limits: limits, planned: true) {
-            let part = written.parts.first { $0.path == file && $0.blocks > 0 }
+        for refusal in written.clientRefusals(indexSize: indexBytes.count, limits: limits, planned: true) {
+            let part = written.parts.first { $0.path == refusal.file && $0.blocks > 0 }
             let first = part.flatMap { Self.firstBlock(of: $0, in: written, manifest: manifest) }.map { ", from block \($0)" } ?? ""
             refusals.append(Diagnostic(
-                block: manifest.courseID, file: out + "/" + file,
-                message: "\(message)\(first): nothing is published, and the publish in place stays", id: .manifestBeyondClientLimit))
+                block: manifest.courseID, file: out + "/" + refusal.file,
+                message: "\(refusal.message)\(first): nothing is published, and the publish in place stays", id: .manifestBeyondClientLimit))
         }
         self.warnings = warnings
         self.refusals = refusals

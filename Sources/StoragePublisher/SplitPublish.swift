@@ -25,7 +25,27 @@ extension Publisher {
                 path: folder + "/" + PublishedManifest.wholeFileName,
                 reason: "no \(PublishedManifest.wholeFileName) or \(ManifestIndex.fileName): not a published folder (run coursepack build first)")
         }
+        try Self.refuseWhatClientsRefuse(read, in: folder)
         return read
+    }
+
+    /// A folder whose manifest every client refuses is not published: it would replace a
+    /// publish clients take with one none does. The builder never writes one (CP332); a folder
+    /// built by hand, by an older coursepack or under other limits may hold one.
+    static func refuseWhatClientsRefuse(_ published: PublishedManifest, in folder: String) throws(PublishError) {
+        let limits = ManifestLimits.current
+        var refusals: [ManifestRefusal] = []
+        if let index = published.index, let bytes = published.indexBytes {
+            refusals = index.clientRefusals(indexSize: bytes.count, limits: limits)
+        }
+        var info = stat()
+        if published.hasWholeFile, lstat(folder + "/" + PublishedManifest.wholeFileName, &info) == 0, Int(info.st_size) > limits.maximumFileSize {
+            refusals.append(ManifestRefusal(
+                file: PublishedManifest.wholeFileName, message: "is \(info.st_size) bytes, more than the \(limits.maximumFileSize) a client accepts"))
+        }
+        guard let first = refusals.first else { return }
+        let all = refusals.map { "\($0.file) \($0.message)" }.joined(separator: "; ")
+        throw .local(path: folder + "/" + first.file, reason: "\(all): every client would refuse this publish, so nothing was published (run coursepack verify)")
     }
 
     /// The bytes of `relative` in the built folder; nil when there is no such file.

@@ -12,8 +12,8 @@ public enum ManifestLoader {
     /// A server's manifest larger than this is refused, as soon as it is seen to be: a hostile
     /// or broken server cannot make a client hold more than this in memory. The builder checks
     /// its manifests against the same limit.
-    public static var sizeLimit: Int { ArchiveLimits.current.maximumManifestSize }
-    static var shownLimit: String { sizeLimit % (1 << 20) == 0 ? "\(sizeLimit >> 20) MiB" : "\(sizeLimit) bytes" }
+    public static var sizeLimit: Int { ManifestLimits.current.maximumFileSize }
+    static var shownLimit: String { ManifestLimits.current.shownFileSize }
 
     /// The split form (`manifest-index.json` and its parts) when the source has it, else
     /// `manifest.json`; parts are read into memory, none kept.

@@ -118,8 +118,5 @@ enum ManifestValidation {
         }
     }
 
-    /// 64 lowercase hex digits.
-    static func isSHA256(_ text: String) -> Bool {
-        text.count == 64 && text.allSatisfy { $0.isHexDigit && !$0.isUppercase }
-    }
+    static func isSHA256(_ text: String) -> Bool { PartReference.isSHA256(text) }
 }

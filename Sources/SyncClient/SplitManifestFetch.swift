@@ -57,8 +57,8 @@ struct SplitManifestFetch {
 
     /// Parses the index and checks what it names before any part is read: each part's name is
     /// its sha256 (64 lowercase hex digits, so its path stays in `manifest/`), no part is
-    /// larger than a manifest may be, and all of them together stay within
-    /// `maximumSplitManifestSize`.
+    /// larger than a manifest may be, and all of them together stay within the split limit
+    /// (`ManifestIndex.clientRefusals`, which the builder checks its own index against).
     func index(from bytes: [UInt8]) throws(SyncError) -> ManifestIndex {
         let shown = indexShown
         let index: ManifestIndex
@@ -67,25 +67,9 @@ struct SplitManifestFetch {
         } catch {
             throw .manifest(error)
         }
-        let limits = ArchiveLimits.current
-        guard index.parts.count <= ManifestSplit.maximumParts else {
-            throw .unsafeManifest(source: shown, reason: "names \(index.parts.count) parts, more than the \(ManifestSplit.maximumParts) a client reads")
-        }
-        var total: UInt64 = 0
-        for part in index.parts {
-            guard Self.isSHA256(part.sha256) else {
-                throw .unsafeManifest(source: shown, reason: "names a part \"\(part.sha256.prefix(80))\" that is not a sha256 (64 lowercase hex digits)")
-            }
-            guard part.blocks >= 0, part.containers >= 0, part.blocks > 0 || part.containers > 0 else {
-                throw .unsafeManifest(source: shown, reason: "names part \(part.path) with \(part.blocks) blocks and \(part.containers) outline entries")
-            }
-            guard part.size <= UInt64(limits.maximumManifestSize) else {
-                throw .unsafeManifest(source: shown, reason: "part \(part.path) is \(part.size) bytes, larger than \(ManifestLoader.shownLimit)")
-            }
-            total += part.size
-        }
-        guard total <= limits.maximumSplitManifestSize else {
-            throw .unsafeManifest(source: shown, reason: "its parts add up to \(total) bytes, more than the limit of \(limits.maximumSplitManifestSize)")
+        // The index's own size was checked as it was read.
+        if let refusal = index.clientRefusals(indexSize: 0).first {
+            throw .unsafeManifest(source: shown, reason: refusal.file == ManifestIndex.fileName ? refusal.message : "\(refusal.file) \(refusal.message)")
         }
         return index
     }
@@ -93,10 +77,6 @@ struct SplitManifestFetch {
     /// Whether the first byte that is not JSON whitespace opens an object.
     static func isJSONObject(_ data: Data) -> Bool {
         data.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) } == UInt8(ascii: "{")
-    }
-
-    static func isSHA256(_ text: String) -> Bool {
-        text.utf8.count == 64 && text.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
     }
 
     /// The manifest the index and its parts describe, each part from `partsFolder` when kept

@@ -1,13 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import FileSystem
 
-/// What a client accepts from a publish, in one place: `ZipReader` refuses archives past these
-/// limits as zip bombs, the sync refuses a larger manifest, and the builder (`ZipWriter`, the
-/// packager's manifest step) checks what it writes against the same values, so that it never
-/// publishes what its clients would refuse. Entry names follow `EntryName` on both sides.
+/// What a client accepts in an archive, in one place: `ZipReader` refuses archives past these
+/// limits as zip bombs, and the builder (`ZipWriter`, the packager's course files) checks what
+/// it writes against the same values, so that it never publishes what its clients would refuse.
+/// Entry names follow `EntryName` on both sides; the manifest's own limits are
+/// `ManifestLimits`.
 public struct ArchiveLimits: Sendable, Equatable {
     public var maximumEntries = 100_000
     public var maximumTotalSize: UInt64 = 16 << 30
@@ -18,13 +15,6 @@ public struct ArchiveLimits: Sendable, Equatable {
     /// may still expand to, so that a short page or an empty file (which deflate shrinks to a
     /// few bytes) is not taken for a bomb.
     public var ratioAllowance: UInt64 = 64 << 10
-    /// A server's manifest larger than this is refused: a hostile or broken server cannot make
-    /// a client hold more than this in memory.
-    public var maximumManifestSize = 64 << 20
-    /// A split manifest (`manifest-index.json` and its parts): each file is held to
-    /// `maximumManifestSize`, and all its parts together to this, which bounds what a client
-    /// assembles in memory.
-    public var maximumSplitManifestSize: UInt64 = 1 << 30
     /// A course file (under `static/`) larger than this is left out of a build, with a warning,
     /// and refused by a client: it is never hashed, stored or downloaded. A 100 GB file once
     /// took seven minutes to hash before a build did anything.
@@ -32,32 +22,20 @@ public struct ArchiveLimits: Sendable, Equatable {
 
     public init() {}
 
-    /// The limits in force: the defaults, each lowered (never raised) by
-    /// `COURSEPACK_LOWER_LIMITS=entries=N,total=N,ratio=N,manifest=N,split=N,file=N`, which lets tests reach
-    /// a limit without building gigabytes, and applies to builder and client alike.
+    /// The limits in force: the defaults, each lowered (never raised) by `LoweredLimits`
+    /// (`entries`, `total`, `ratio`, `file`).
     public static var current: ArchiveLimits {
         var limits = ArchiveLimits()
-        guard let raw = getenv("COURSEPACK_LOWER_LIMITS") else { return limits }
-        for pair in String(cString: raw).split(separator: ",") {
-            let parts = pair.split(separator: "=", maxSplits: 1)
-            guard parts.count == 2, let value = UInt64(parts[1]) else { continue }
-            switch parts[0] {
-            case "entries": limits.maximumEntries = min(limits.maximumEntries, Int(clamping: value))
-            case "total": limits.maximumTotalSize = min(limits.maximumTotalSize, value)
-            case "ratio": limits.maximumRatio = min(limits.maximumRatio, value)
-            case "manifest": limits.maximumManifestSize = min(limits.maximumManifestSize, Int(clamping: value))
-            case "split": limits.maximumSplitManifestSize = min(limits.maximumSplitManifestSize, value)
-            case "file": limits.maximumCourseFileSize = min(limits.maximumCourseFileSize, value)
-            default: continue
-            }
-        }
+        limits.maximumEntries = LoweredLimits.lowered(limits.maximumEntries, by: "entries")
+        limits.maximumTotalSize = LoweredLimits.lowered(limits.maximumTotalSize, by: "total")
+        limits.maximumRatio = LoweredLimits.lowered(limits.maximumRatio, by: "ratio")
+        limits.maximumCourseFileSize = LoweredLimits.lowered(limits.maximumCourseFileSize, by: "file")
         return limits
     }
 
     /// Every limit, for a build's inputs: which archives the writer refuses depends on them all.
     public var fingerprint: String {
-        "entries=\(maximumEntries),total=\(maximumTotalSize),ratio=\(maximumRatio)+\(ratioAllowance),manifest=\(maximumManifestSize),"
-            + "split=\(maximumSplitManifestSize),file=\(maximumCourseFileSize)"
+        "entries=\(maximumEntries),total=\(maximumTotalSize),ratio=\(maximumRatio)+\(ratioAllowance),file=\(maximumCourseFileSize)"
     }
 
     /// Whether `uncompressed` bytes from `compressed` stay within the ratio.

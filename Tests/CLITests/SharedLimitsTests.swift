@@ -157,6 +157,14 @@ import TestSupport
         // with the clients' limits, as each client would refuse it.
         let refused = try Self.coursepack(["verify", out], lowering: "manifest=64,split=64")
         #expect(refused.status == 1 && refused.stderr.contains("more than the 64 a client accepts"), "\(refused.stdout)\(refused.stderr)")
+        // Nor does `publish` put such a folder in place of one clients take.
+        let root = TestSupport.temporaryFolder("limits") + "/webroot"
+        #expect(try TestSupport.coursepack(["publish", out, "--to", root]).status == 0)
+        let served = TestSupport.files(under: root).map { ($0, TestSupport.read(root + "/" + $0)) }
+        let publish = try Self.coursepack(["publish", out, "--to", root], lowering: "manifest=64,split=64")
+        #expect(publish.status == 2, "\(publish.stdout)\(publish.stderr)")
+        #expect(publish.stderr.contains("every client would refuse this publish") && publish.stderr.contains("manifest-index.json"), "\(publish.stderr)")
+        #expect(TestSupport.files(under: root).map { ($0, TestSupport.read(root + "/" + $0)) }.elementsEqual(served) { $0 == $1 }, "the target is as it was")
     }
 
     /// Containers nest no deeper than a client takes an outline: a chain of 40 units, each

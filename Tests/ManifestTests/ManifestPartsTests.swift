@@ -63,7 +63,7 @@ import Testing
         manifest.files = files
         let split = ManifestSplit.split(manifest)
         let largest = split.parts.map(\.bytes.count).max() ?? 0
-        #expect(largest <= ManifestSplit.partBytesBudget, "largest part \(largest) bytes")
+        #expect(largest <= ManifestLimits().partBytesBudget, "largest part \(largest) bytes")
         #expect(split.parts.filter { $0.reference.blocks > 0 }.count >= 6, "a few heavy blocks a part")
         let (index, parts) = try Self.decoded(split)
         let assembled = ManifestSplit.assemble(index, parts: parts)
