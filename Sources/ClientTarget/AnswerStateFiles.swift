@@ -47,20 +47,17 @@ public enum AnswerStateFiles {
     /// without reading the course's whole outbox (the next full write corrects it, should an
     /// older answer ever be posted after a newer one).
     public static func write(_ entry: AnswerEntry, courseRoot: String) throws(ClientError) {
-        guard let manifest = try? ManifestFile.read(courseRoot + "/manifest.json"),
-            let block = manifest.blocks.first(where: { $0.usageID == entry.usageID && $0.isOffline }),
-            let archive = block.archive, let folder = ArchivePath.installFolder(of: archive)
-        else { return }
-        try replace(courseRoot + "/" + relativePath(ofBlockFolder: folder), with: BlockState.script(usageID: block.usageID, state: BlockState(entry)))
+        guard let block = BlockLocations.location(of: entry.usageID, courseRoot: courseRoot), block.offline, let folder = block.folder else { return }
+        try replace(courseRoot + "/" + relativePath(ofBlockFolder: folder), with: BlockState.script(usageID: entry.usageID, state: BlockState(entry)))
     }
 
     /// The latest state of block `usageID`, from the outbox of the course that has it installed;
     /// nil when no course of `target` has it installed, `.some(nil)` when it has no answer.
     public static func state(of usageID: String, in target: ClientTarget) throws(ClientError) -> BlockState?? {
-        guard let course = try target.courseRoots().first(where: { $0.manifest.blocks.contains { $0.usageID == usageID && $0.isOffline } }) else {
+        guard let course = try target.courseFolders().first(where: { BlockLocations.location(of: usageID, courseRoot: $0)?.offline == true }) else {
             return nil
         }
-        let entries = Outbox(folder: SyncClient.stateFolder(of: course.root)).entries().filter { $0.usageID == usageID }
+        let entries = Outbox(folder: SyncClient.stateFolder(of: course)).entries().filter { $0.usageID == usageID }
         return .some(BlockState.latest(in: entries)[usageID])
     }
 

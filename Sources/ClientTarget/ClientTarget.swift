@@ -173,12 +173,10 @@ public struct ClientTarget: Sendable {
         guard try kind() == .multiCourse else { throw .notATarget(path: root, reason: "no course has been synced here") }
         let state = try readState()
         for (folder, _) in state.courses.sorted(by: { $0.key < $1.key }) {
-            guard let manifest = try? ManifestFile.read(root + "/" + folder + "/manifest.json"),
-                let block = manifest.blocks.first(where: { $0.usageID == blockID })
-            else { continue }
-            guard block.isOffline, let archive = block.archive, let blockFolder = ArchivePath.installFolder(of: archive),
+            guard let block = BlockLocations.location(of: blockID, courseRoot: root + "/" + folder) else { continue }
+            guard block.offline, let blockFolder = block.folder,
                 FileManager.default.fileExists(atPath: root + "/" + folder + "/" + blockFolder + "/index.html")
-            else { throw .notInstalled(blockID: blockID, reason: block.isOffline ? "not downloaded to this device" : "needs the network (\(block.reason ?? "online only"))") }
+            else { throw .notInstalled(blockID: blockID, reason: block.offline ? "not downloaded to this device" : "needs the network (\(block.reason ?? "online only"))") }
             try updateState { state throws(ClientError) in
                 guard var record = state.courses[folder] else { return }
                 record.lastUse[blockID] = time.timeIntervalSince1970
@@ -246,15 +244,8 @@ extension ClientTarget {
     /// holds one course at its top (a course folder, or a folder synced before targets held
     /// several courses), each course of the target otherwise.
     public func courseRoots() throws(ClientError) -> [(root: String, manifest: CourseManifest)] {
-        var roots: [String]
-        switch try kind() {
-        case .new: throw .notATarget(path: root, reason: "nothing has been synced here")
-        case .singleCourse: roots = [root]
-        case .multiCourse: roots = try readState().courses.keys.sorted().map { root + "/" + $0 }
-        }
-        roots = roots.filter { FileManager.default.fileExists(atPath: $0 + "/manifest.json") }
         var found: [(String, CourseManifest)] = []
-        for path in roots {
+        for path in try courseFolders() {
             do {
                 if let manifest = try ManifestFile.read(path + "/manifest.json") { found.append((path, manifest)) }
             } catch {
@@ -262,6 +253,18 @@ extension ClientTarget {
             }
         }
         return found
+    }
+
+    /// The course folders `courseRoots` reads, each holding a local manifest, without reading
+    /// them.
+    public func courseFolders() throws(ClientError) -> [String] {
+        let roots: [String]
+        switch try kind() {
+        case .new: throw .notATarget(path: root, reason: "nothing has been synced here")
+        case .singleCourse: roots = [root]
+        case .multiCourse: roots = try readState().courses.keys.sorted().map { root + "/" + $0 }
+        }
+        return roots.filter { FileManager.default.fileExists(atPath: $0 + "/manifest.json") }
     }
 
     /// Records an answer a page posted (`{usage_id, timestamp, fields}`) in the outbox of the
@@ -281,9 +284,11 @@ extension ClientTarget {
     /// it with its own index and quota. `keepingID`: see `PostedAnswer.entry`.
     public func placeAnswer(_ data: Data, keepingID: Bool = true) throws(ClientError) -> (entry: AnswerEntry, outbox: Outbox) {
         var refusal: OutboxError?
-        for (path, manifest) in try courseRoots() {
+        for path in try courseFolders() {
             do {
-                let entry = try PostedAnswer.entry(from: data, installed: manifest, keepingID: keepingID)
+                let entry = try PostedAnswer.entry(from: data, keepingID: keepingID) { usageID in
+                    BlockLocations.location(of: usageID, courseRoot: path).map { PostedAnswer.Listed(contentHash: $0.contentHash) }
+                }
                 return (entry, Outbox(folder: SyncClient.stateFolder(of: path)))
             } catch {
                 refusal = refusal ?? error

@@ -86,7 +86,8 @@ struct InstalledCourse: Sendable {
 
     func save(to courseRoot: String) throws(ClientError) {
         do {
-            try ManifestFile.write(manifest, to: courseRoot + "/manifest.json")
+            let bytes = try ManifestFile.write(manifest, to: courseRoot + "/manifest.json")
+            BlockLocations.save(manifest, bytes: bytes, courseRoot: courseRoot)
         } catch {
             throw .local(path: courseRoot + "/manifest.json", reason: "\(error)")
         }

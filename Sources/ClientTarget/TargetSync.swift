@@ -362,7 +362,7 @@ extension ClientTarget {
             if link(cached, temporary) == 0, rename(temporary, published) == 0 { return }
             unlink(temporary)
         }
-        try? ManifestFile.write(manifest, to: published)
+        _ = try? ManifestFile.write(manifest, to: published)
     }
 
     /// Sizes were estimated from archives before the download; the budget is enforced on what

@@ -38,12 +38,16 @@ public enum ManifestFile {
     /// Replaces `path` atomically and durably: readers see the old manifest or the new one,
     /// never a mix, and after a power cut the disk holds one of the two (the new file is
     /// synced before the rename, its folder after). Callers sync every archive it names first.
-    public static func write(_ manifest: CourseManifest, to path: String) throws(ManifestError) {
+    /// Returns the bytes written.
+    @discardableResult
+    public static func write(_ manifest: CourseManifest, to path: String) throws(ManifestError) -> [UInt8] {
+        let bytes = CanonicalJSON.encode(manifest)
         do {
-            try DurableFile.replace(path, with: CanonicalJSON.encode(manifest))
+            try DurableFile.replace(path, with: bytes)
         } catch {
             throw .unwritable(path: path, reason: "\(error)")
         }
+        return bytes
     }
 
     public static func encode(_ part: ManifestPart) -> [UInt8] { CanonicalJSON.encode(part) }

@@ -57,6 +57,22 @@ public enum PostedAnswer {
     public static func entry(
         from data: Data, installed: CourseManifest, keepingID: Bool = true, limits: Limits = .standard
     ) throws(OutboxError) -> AnswerEntry {
+        try entry(from: data, keepingID: keepingID, limits: limits) { usageID in
+            installed.blocks.first { $0.usageID == usageID }.map { Listed(contentHash: $0.contentHash) }
+        }
+    }
+
+    /// A block the installed course lists, as an answer needs it.
+    public struct Listed: Sendable {
+        public var contentHash: String?
+        public init(contentHash: String?) { self.contentHash = contentHash }
+    }
+
+    /// `entry(from:installed:)` with the installed course's block looked up by `listed` (nil:
+    /// the course does not list it), for a caller that finds one block without the manifest.
+    public static func entry(
+        from data: Data, keepingID: Bool = true, limits: Limits = .standard, listed: (String) -> Listed?
+    ) throws(OutboxError) -> AnswerEntry {
         let body: Body
         do {
             body = try JSONDecoder().decode(Body.self, from: data)
@@ -64,7 +80,7 @@ public enum PostedAnswer {
             throw .invalidAnswer("not an answer object {usage_id, timestamp, fields}: \(error)")
         }
         try check(body, limits: limits)
-        guard let block = installed.blocks.first(where: { $0.usageID == body.usageID }) else {
+        guard let block = listed(body.usageID) else {
             throw .invalidAnswer("block \(body.usageID) is not installed here")
         }
         let given = keepingID ? body.id : nil

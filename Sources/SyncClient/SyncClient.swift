@@ -239,11 +239,13 @@ public struct SyncClient: Sendable {
 
     /// Writes the local manifest once every batch is in; the sync fails when it cannot.
     private func writeFinalManifest(_ local: CourseManifest) throws(SyncError) -> CourseManifest {
+        let bytes: [UInt8]
         do {
-            try ManifestFile.write(local, to: localManifestPath)
+            bytes = try ManifestFile.write(local, to: localManifestPath)
         } catch {
             throw .local(path: localManifestPath, reason: "cannot write the local manifest: \(error)")
         }
+        BlockLocations.save(local, bytes: bytes, courseRoot: options.target)
         return local
     }
 

@@ -112,9 +112,10 @@ import TestSupport
         #expect(status.stdout.contains("budget: 8000000 bytes"), "\(status.stdout)")
         #expect(status.stdout.contains("pins: \(Self.demoChapter1)"), "\(status.stdout)")
         // The budget holds the whole target: the state the first sync shrank (fewer blocks
-        // recorded) may leave room for a few more blocks, never fewer.
+        // recorded, a shorter table of where they are: 38 KB less) may leave room for a few
+        // more small blocks, never fewer.
         let present = try Self.installed(courseRoot).ids
-        #expect(after.ids.isSubset(of: present) && present.count <= after.ids.count + 5, "\(after.ids.count) then \(present.count)")
+        #expect(after.ids.isSubset(of: present) && present.count <= after.ids.count + 10, "\(after.ids.count) then \(present.count)")
         #expect(status.stdout.contains("\(present.count) blocks present of \(offline.count) offline"), "\(status.stdout)")
     }
 
