@@ -126,13 +126,18 @@ public struct ClientTarget: Sendable {
         } catch {
             throw .notATarget(path: statePath, reason: "cannot be read: \(error.reason ?? "\(error)")")
         }
+        var state: State
         do {
-            return try JSONDecoder().decode(State.self, from: Data(bytes))
+            state = try JSONDecoder().decode(State.self, from: Data(bytes))
         } catch {
             throw .notATarget(path: statePath, reason: "cannot be read: \(error)")
         }
+        Openings.apply(Openings.read(stateFolder), to: &state)
+        return state
     }
 
+    /// `state`, read by `readState` under the state lock, replaces `target.json`; the openings
+    /// it took in are then in it, and their journal goes.
     func writeState(_ state: State) throws(ClientError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -142,6 +147,7 @@ public struct ClientTarget: Sendable {
         } catch {
             throw .local(path: statePath, reason: "cannot be written: \(error)")
         }
+        Openings.clear(stateFolder)
     }
 
     /// Reads, changes and writes the state under its own short lock, so that `markOpened`
@@ -171,23 +177,32 @@ public struct ClientTarget: Sendable {
     /// Records that `blockID` was opened (for LRU eviction) and returns its page's path.
     public func markOpened(_ blockID: String, at time: Date = Date()) throws(ClientError) -> String {
         guard try kind() == .multiCourse else { throw .notATarget(path: root, reason: "no course has been synced here") }
-        let state = try readState()
-        for (folder, _) in state.courses.sorted(by: { $0.key < $1.key }) {
+        // The course folders as they are on disk, not as target.json lists them: at 92,000
+        // blocks it is 11 MB of JSON, and reading and rewriting it took most of a second per
+        // opening. An opening is appended to a journal instead (`Openings`), which the next
+        // read of the state takes in; one for a folder the state does not list is dropped there.
+        let folders = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).filter {
+            $0 != Self.stateFolderName && FileManager.default.fileExists(atPath: root + "/" + $0 + "/manifest.json")
+        }
+        for folder in folders.sorted() {
             guard let block = BlockLocations.location(of: blockID, courseRoot: root + "/" + folder) else { continue }
             guard block.offline, let blockFolder = block.folder,
                 FileManager.default.fileExists(atPath: root + "/" + folder + "/" + blockFolder + "/index.html")
             else { throw .notInstalled(blockID: blockID, reason: block.offline ? "not downloaded to this device" : "needs the network (\(block.reason ?? "online only"))") }
-            try updateState { state throws(ClientError) in
-                guard var record = state.courses[folder] else { return }
-                record.lastUse[blockID] = time.timeIntervalSince1970
-                var opened = record.opened ?? [:]
-                opened[blockID] = time.timeIntervalSince1970
-                record.opened = opened
-                state.courses[folder] = record
-            }
+            try makeFolder(stateFolder)
+            let long = try appendOpening(Openings.Opening(folder: folder, usageID: blockID, time: time.timeIntervalSince1970))
+            // A journal kept short: every read of the state reads it whole.
+            if long { try updateState { _ throws(ClientError) in } }
             return root + "/" + folder + "/" + blockFolder + "/index.html"
         }
         throw .unknownID(id: blockID, course: nil)
+    }
+
+    /// Appends `opening` to the journal under the state lock, released on return.
+    private func appendOpening(_ opening: Openings.Opening) throws(ClientError) -> Bool {
+        let lock = try Self.lock(stateFolder + "/state.lock", waiting: .forever)
+        defer { withExtendedLifetime(lock) {} }
+        return try Openings.append(opening, in: stateFolder)
     }
 
     // MARK: - Progress made offline

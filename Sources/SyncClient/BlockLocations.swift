@@ -36,12 +36,16 @@ public enum BlockLocations {
     /// The block `usageID` of the course at `courseRoot`; nil when the course has no readable
     /// local manifest or it does not list the block.
     public static func location(of usageID: String, courseRoot: String) -> Location? {
-        guard let bytes = try? PublishedManifest.readFile(courseRoot + "/manifest.json") else { return nil }
-        let digest = SHA256Hex.of(bytes)
-        if let kept = try? WholeFile.read(tablePath(courseRoot), atMost: WholeFile.stateLimit), let found = lookUp(usageID, in: kept, manifestSHA256: digest) {
+        // Hashed a chunk at a time: the 265 MB of a 92,000-block manifest are not held for it.
+        if let streamed = try? SHA256Hex.ofFile(courseRoot + "/manifest.json"),
+            let kept = try? WholeFile.read(tablePath(courseRoot), atMost: WholeFile.stateLimit), let found = lookUp(usageID, in: kept, manifestSHA256: streamed)
+        {
             return found
         }
-        guard let manifest = try? ManifestFile.decode(Data(bytes), path: courseRoot + "/manifest.json") else { return nil }
+        guard let bytes = try? PublishedManifest.readFile(courseRoot + "/manifest.json"),
+            let manifest = try? ManifestFile.decode(Data(bytes), path: courseRoot + "/manifest.json")
+        else { return nil }
+        let digest = SHA256Hex.of(bytes)
         save(manifest, bytes: bytes, courseRoot: courseRoot, digest: digest)
         return manifest.blocks.first { $0.usageID == usageID }.map(location)
     }
