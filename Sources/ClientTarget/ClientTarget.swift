@@ -136,6 +136,22 @@ public struct ClientTarget: Sendable {
         return state
     }
 
+    /// The course folders `target.json` lists, sorted, without decoding their records.
+    func readCourseFolders() throws(ClientError) -> [String] {
+        struct Skipped: Decodable {
+            init(from decoder: any Decoder) throws {}
+        }
+        struct Folders: Decodable {
+            var courses: [String: Skipped]?
+        }
+        do {
+            guard let bytes = try WholeFile.read(statePath, atMost: WholeFile.stateLimit) else { return [] }
+            return try JSONDecoder().decode(Folders.self, from: Data(bytes)).courses?.keys.sorted() ?? []
+        } catch {
+            throw .notATarget(path: statePath, reason: "cannot be read: \(error)")
+        }
+    }
+
     /// `state`, read by `readState` under the state lock, replaces `target.json`; the openings
     /// it took in are then in it, and their journal goes.
     func writeState(_ state: State) throws(ClientError) {
@@ -177,14 +193,11 @@ public struct ClientTarget: Sendable {
     /// Records that `blockID` was opened (for LRU eviction) and returns its page's path.
     public func markOpened(_ blockID: String, at time: Date = Date()) throws(ClientError) -> String {
         guard try kind() == .multiCourse else { throw .notATarget(path: root, reason: "no course has been synced here") }
-        // The course folders as they are on disk, not as target.json lists them: at 92,000
-        // blocks it is 11 MB of JSON, and reading and rewriting it took most of a second per
-        // opening. An opening is appended to a journal instead (`Openings`), which the next
-        // read of the state takes in; one for a folder the state does not list is dropped there.
-        let folders = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).filter {
-            $0 != Self.stateFolderName && FileManager.default.fileExists(atPath: root + "/" + $0 + "/manifest.json")
-        }
-        for folder in folders.sorted() {
+        // Only the courses target.json lists (a folder left on disk by a replaced course is not
+        // one), read without the rest of the state: at 92,000 blocks it is 11 MB of JSON, and
+        // reading and rewriting it whole took most of a second per opening. An opening is
+        // appended to a journal instead (`Openings`), which the next read of the state takes in.
+        for folder in try readCourseFolders() {
             guard let block = BlockLocations.location(of: blockID, courseRoot: root + "/" + folder) else { continue }
             guard block.offline, let blockFolder = block.folder,
                 FileManager.default.fileExists(atPath: root + "/" + folder + "/" + blockFolder + "/index.html")

@@ -9,8 +9,9 @@ import FileSystem
 /// id, seconds since 1970, tab-separated) in `opened.tsv` beside it, appended and synced under
 /// the state lock. `readState` takes them in (each sets the block's last use and opening, in the
 /// order they came); `writeState`, which always writes a state read that way under the same
-/// lock, removes the journal once `target.json` holds them. A line cut short by a crash, or
-/// naming a course the state does not list, is dropped.
+/// lock, removes the journal once `target.json` holds them. A line cut short by a crash (ended
+/// by the next append with a fourth field), or naming a course the state does not list, is
+/// dropped.
 enum Openings {
     static let fileName = "opened.tsv"
     /// Past this size an opening writes the state whole, which empties the journal.
@@ -29,10 +30,22 @@ enum Openings {
         guard fields.allSatisfy({ !$0.utf8.contains { $0 == 0x09 || $0 == 0x0A || $0 == 0x0D } }) else {
             throw .invalidRequest("a course folder or block id with a tab or a line break cannot be recorded")
         }
-        let line = Array((fields.joined(separator: "\t") + "\t\(opening.time)\n").utf8)
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        var line = Array((fields.joined(separator: "\t") + "\t\(opening.time)\n").utf8)
+        // Not blocking on a FIFO put in its place, and only ever a regular file.
+        let descriptor = open(path, O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0o644)
         guard descriptor >= 0 else { throw .local(path: path, reason: "cannot be opened: \(String(cString: strerror(errno)))") }
         defer { close(descriptor) }
+        var before = stat()
+        guard fstat(descriptor, &before) == 0, before.st_mode & S_IFMT == S_IFREG else {
+            throw .local(path: path, reason: "is not a regular file: nothing is recorded in it")
+        }
+        // A line a crash or a full disk cut short is ended here with a field that no whole line
+        // has (so it is dropped, even where its last field still reads as a time), and this one
+        // is read whole.
+        var last: UInt8 = 0x0A
+        if before.st_size > 0, pread(descriptor, &last, 1, before.st_size - 1) == 1, last != 0x0A {
+            line.insert(contentsOf: Array("\tcut\n".utf8), at: 0)
+        }
         let written = line.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
         guard written == line.count, fsync(descriptor) == 0 else {
             throw .local(path: path, reason: "cannot be written: \(String(cString: strerror(errno)))")

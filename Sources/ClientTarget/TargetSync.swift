@@ -479,14 +479,20 @@ extension ClientTarget {
         return (evicted, total)
     }
 
-    /// Saves `state`, keeping any later last-use time `markOpened` recorded meanwhile (it takes
-    /// only the short state lock, not the sync's).
+    /// Saves `state`, keeping any later last use and opening `markOpened` recorded meanwhile (it
+    /// takes only the short state lock, not the sync's). An opening is the learner's progress,
+    /// sent to the LMS later: it is kept even for a block this sync removed.
     func saveLastUse(state: State) throws(ClientError) {
         try updateState { current throws(ClientError) in
             var merged = state
             for (folder, record) in current.courses {
                 guard var mine = merged.courses[folder] else { continue }
                 for (id, time) in record.lastUse where mine.lastUse[id] != nil { mine.lastUse[id] = max(time, mine.lastUse[id] ?? 0) }
+                if let opened = record.opened {
+                    var kept = mine.opened ?? [:]
+                    for (id, time) in opened { kept[id] = max(time, kept[id] ?? 0) }
+                    mine.opened = kept
+                }
                 merged.courses[folder] = mine
             }
             current = merged

@@ -18,6 +18,8 @@ import Manifest
 public enum BlockLocations {
     public static let fileName = "block-locations.tsv"
     static let header = "coursepack-block-locations-v1 "
+    /// The last line, after every block's; no usage id is `end`.
+    static let trailer = Array("end\n".utf8)
 
     /// A block as the local manifest lists it.
     public struct Location: Equatable, Sendable {
@@ -81,6 +83,7 @@ public enum BlockLocations {
             bytes += fields.joined(separator: "\t").utf8
             bytes.append(0x0A)
         }
+        bytes += trailer
         return bytes
     }
 
@@ -88,7 +91,10 @@ public enum BlockLocations {
     /// it describes another manifest or cannot be read.
     static func lookUp(_ usageID: String, in table: [UInt8], manifestSHA256: String) -> Location?? {
         let head = Array((header + manifestSHA256 + "\n").utf8)
-        guard table.count >= head.count, table[..<head.count].elementsEqual(head) else { return nil }
+        // A table cut short (it is written without a sync, and a power cut may keep part of it)
+        // has lost its last line: it is not believed.
+        guard table.count >= head.count + trailer.count, table[..<head.count].elementsEqual(head), table.suffix(trailer.count).elementsEqual(trailer)
+        else { return nil }
         guard !usageID.utf8.contains(where: { $0 == 0x09 || $0 == 0x0A }) else { return .some(nil) }
         let needle = [0x0A] + Array(usageID.utf8) + [0x09]
         // From the header's line break: every line, the first one included, follows one.

@@ -66,6 +66,17 @@ import TestSupport
         }
     }
 
+    /// A table cut short at a line (written without a sync: a power cut may keep a part of it)
+    /// is not believed: a block its lost lines held is still found.
+    @Test func aTableCutShortIsNotBelieved() throws {
+        let (root, manifest) = try Self.syncedDemo()
+        let table = root + "/.coursepack-sync/" + BlockLocations.fileName
+        let lines = String(decoding: TestSupport.read(table), as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+        try TestSupport.write([BlockLocations.fileName: lines.prefix(100).joined(separator: "\n") + "\n"], under: root + "/.coursepack-sync")
+        let last = try #require(manifest.blocks.last)
+        #expect(BlockLocations.location(of: last.usageID, courseRoot: root) == Self.expected(last))
+    }
+
     /// Names a line-based table cannot hold (a hostile server's reason with a line break) make
     /// no table: the course is decoded for every lookup, and answered right.
     @Test func fieldsThatWouldBreakALineMakeNoTable() throws {
