@@ -290,7 +290,7 @@ extension ClientTarget {
         switch try kind() {
         case .new: throw .notATarget(path: root, reason: "nothing has been synced here")
         case .singleCourse: roots = [root]
-        case .multiCourse: roots = try readState().courses.keys.sorted().map { root + "/" + $0 }
+        case .multiCourse: roots = try readCourseFolders().map { root + "/" + $0 }
         }
         return roots.filter { FileManager.default.fileExists(atPath: $0 + "/manifest.json") }
     }
