@@ -315,7 +315,7 @@ extension ClientTarget {
         for path in try courseFolders() {
             do {
                 let entry = try PostedAnswer.entry(from: data, keepingID: keepingID) { usageID in
-                    BlockLocations.location(of: usageID, courseRoot: path).map { PostedAnswer.Listed(contentHash: $0.contentHash) }
+                    BlockLocations.location(of: usageID, courseRoot: path).map { Self.answerable($0, courseRoot: path) }
                 }
                 return (entry, Outbox(folder: SyncClient.stateFolder(of: path)))
             } catch {
@@ -323,5 +323,18 @@ extension ClientTarget {
             }
         }
         throw .invalidRequest(refusal.map { "\($0)" } ?? "the answer names no course of this target")
+    }
+
+    /// A listed block as an answer needs it: only an offline block whose folder is in place has a
+    /// page on this device that could have posted the answer.
+    static func answerable(_ location: BlockLocations.Location, courseRoot: String) -> PostedAnswer.Listed {
+        guard location.offline else {
+            return .init(contentHash: location.contentHash, refusal: PostedAnswer.Listed.onlineOnly(reason: location.reason))
+        }
+        var info = stat()
+        guard let folder = location.folder, stat(courseRoot + "/" + folder + "/index.html", &info) == 0 else {
+            return .init(contentHash: location.contentHash, refusal: PostedAnswer.Listed.notInstalled)
+        }
+        return .init(contentHash: location.contentHash, refusal: nil)
     }
 }

@@ -202,6 +202,15 @@ public final class OutputFile {
         guard fsync(fd) == 0 else { throw FileError(path: path, operation: "fsync", errno: errno) }
     }
 
+    /// Writes out the buffer and starts the disk writing the file's data without waiting for it
+    /// (`DurableFile.startWriteback`): a file whose sync is pending (`PendingSyncs`) is then
+    /// written while the build goes on, and the one `syncfs` before the manifest waits for less.
+    /// Makes nothing durable by itself.
+    public func startWriteback() throws(FileError) {
+        try flush()
+        DurableFile.startWriteback(fd)
+    }
+
     /// Safe to call twice: the descriptor is closed once (a second close could hit a file
     /// another thread has opened since under the same number).
     public func close() throws(FileError) {

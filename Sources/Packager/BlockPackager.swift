@@ -321,12 +321,18 @@ struct BlockPackager: Sendable {
         return SHA256Hex.hex(hasher.finalize())
     }
 
-    /// The previous publish's archive, when it holds the same content and is intact.
+    /// The previous publish's archive, when it holds the same content, is intact, and is one the
+    /// clients' limits in force still accept. A block comes here when its memo no longer
+    /// matches, as after the limits were lowered (`COURSEPACK_LOWER_LIMITS`, a part of every
+    /// memo's settings): an archive the old limits let through is then written again, and
+    /// refused (CP314) if it is past the new ones, rather than kept for every client to refuse.
     private func reusedArchive(_ archive: String, of block: Block, contentHash: String) -> PublishedFile? {
+        let path = options.outputFolder + "/" + archive
         guard let before = previous.entries[block.usageID], before.contentHash == contentHash, before.archive == archive,
             let size = before.size, let sha = before.sha256, let lastModified = before.lastModified,
-            IncrementalBuild.archiveIsIntact(
-                at: options.outputFolder + "/" + archive, size: size, sha256: sha, manifestWritten: previous.written)
+            IncrementalBuild.archiveIsIntact(at: path, size: size, sha256: sha, manifestWritten: previous.written),
+            // Its central directory only, with the check a client makes before it unpacks.
+            (try? ZipReader(path: path, limits: assets.writer.limits)) != nil
         else { return nil }
         return PublishedFile(size: size, sha256: sha, lastModified: lastModified)
     }

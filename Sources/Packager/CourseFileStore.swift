@@ -313,7 +313,7 @@ final class CourseFileStore: Sendable {
                 unlink(temporary)
                 return nil
             }
-            if pendingSyncs == nil { try out.sync() }
+            if pendingSyncs == nil { try out.sync() } else { try out.startWriteback() }
             try out.close()
             guard rename(temporary, path) == 0 else { throw BuildError.output(path: path, reason: String(cString: strerror(errno))) }
         } catch {

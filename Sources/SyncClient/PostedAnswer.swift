@@ -58,14 +58,30 @@ public enum PostedAnswer {
         from data: Data, installed: CourseManifest, keepingID: Bool = true, limits: Limits = .standard
     ) throws(OutboxError) -> AnswerEntry {
         try entry(from: data, keepingID: keepingID, limits: limits) { usageID in
-            installed.blocks.first { $0.usageID == usageID }.map { Listed(contentHash: $0.contentHash) }
+            installed.blocks.first { $0.usageID == usageID }.map {
+                Listed(contentHash: $0.contentHash, refusal: $0.isOffline ? nil : Listed.onlineOnly(reason: $0.reason.flatMap { $0.isEmpty ? nil : $0 }))
+            }
         }
     }
 
     /// A block the installed course lists, as an answer needs it.
     public struct Listed: Sendable {
         public var contentHash: String?
-        public init(contentHash: String?) { self.contentHash = contentHash }
+        /// Why no page of this device can have posted an answer to the block (nil: one can): an
+        /// online-only block has no page here, and an offline one whose folder is gone (evicted,
+        /// or never installed under a budget) has none either. Its answers go to the LMS from
+        /// the LMS's own page, never through this device's outbox.
+        public var refusal: String?
+
+        public init(contentHash: String?, refusal: String?) {
+            (self.contentHash, self.refusal) = (contentHash, refusal)
+        }
+
+        public static func onlineOnly(reason: String?) -> String {
+            "is online only here" + (reason.map { " (\($0))" } ?? "") + ": it has no offline page to answer it"
+        }
+
+        public static let notInstalled = "is listed but not installed here: no offline page of it is on this device"
     }
 
     /// `entry(from:installed:)` with the installed course's block looked up by `listed` (nil:
@@ -82,6 +98,9 @@ public enum PostedAnswer {
         try check(body, limits: limits)
         guard let block = listed(body.usageID) else {
             throw .invalidAnswer("block \(body.usageID) is not installed here")
+        }
+        if let refusal = block.refusal {
+            throw .invalidAnswer("block \(body.usageID) \(refusal)")
         }
         let given = keepingID ? body.id : nil
         let id = given ?? "\(body.timestamp)-\(body.usageID.split(separator: "@").last ?? "")-\(randomHex())"

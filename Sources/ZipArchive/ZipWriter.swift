@@ -172,6 +172,7 @@ public struct ZipWriter: Sendable {
             defer { try? out.close() }
             try writeArchive(sorted, to: out, destination: destination)
             let size = out.offset
+            if pendingSyncs != nil { try out.startWriteback() }
             switch try out.link(as: destination, syncingFirst: pendingSyncs == nil, temporaryName: { DurableFile.temporaryPath(beside: destination) }) {
             case .linked:
                 try out.close()
@@ -213,7 +214,7 @@ public struct ZipWriter: Sendable {
         do {
             try writeArchive(sorted, to: out, destination: destination)
             let size = out.offset
-            if pendingSyncs == nil { try out.sync() }
+            if pendingSyncs == nil { try out.sync() } else { try out.startWriteback() }
             try out.close()
             guard rename(temporary, destination) == 0 else {
                 throw ZipError.io(path: destination, operation: "rename", errno: errno)

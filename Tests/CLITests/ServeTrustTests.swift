@@ -68,6 +68,33 @@ import TestSupport
         #expect(try Self.pendingAnswers(target) == 2, "only the two answers with the secret from serve's own origin were kept")
     }
 
+    /// Only a page this device holds can have posted an answer: one for a block the course lists
+    /// online only (it has no page here) or for one whose folder is gone (evicted, or left out
+    /// under a budget) is refused, even with the page's secret, and nothing is kept for it.
+    @Test func answersToBlocksWithNoPageHereAreRefused() throws {
+        let target = try ServeTests.syncedExample()
+        let (server, base, _) = try ServeTests.startServer(target)
+        defer { #expect(server.stop(), "the server outlived its test") }
+        let headers = try ServeTests.pageHeaders(base)
+        let chat = "block-v1:CoursepackX+CP101+2026+type@discussion+block@course_chat"
+        let online = #"{"usage_id": "\#(chat)", "timestamp": "2026-11-23T09:00:01.000Z", "fields": {"input_course_chat_2_1": "x"}}"#
+        let first = try ServeTests.get(base, [["name": "online only", "path": Self.answers, "method": "POST", "body": online, "headers": headers]])
+        let refusedOnline = try #require(first["online only"])
+        #expect(refusedOnline.status == 400 && refusedOnline.text.contains("online only here"), "\(refusedOnline.status) \(refusedOnline.text)")
+
+        let folder = target + exampleFolder + "/problem/offline_quiz"
+        #expect(rename(folder, folder + ".evicted") == 0)
+        let second = try ServeTests.get(base, [["name": "evicted", "path": Self.answers, "method": "POST", "body": Self.answer(), "headers": headers]])
+        let refusedEvicted = try #require(second["evicted"])
+        #expect(refusedEvicted.status == 400 && refusedEvicted.text.contains("not installed here"), "\(refusedEvicted.status) \(refusedEvicted.text)")
+        #expect(try Self.pendingAnswers(target) == 0, "neither answer was kept")
+
+        #expect(rename(folder + ".evicted", folder) == 0)
+        let third = try ServeTests.get(base, [["name": "installed", "path": Self.answers, "method": "POST", "body": Self.answer(), "headers": headers]])
+        #expect(third["installed"]?.status == 201, "the same answer is taken once its page is back: \(third["installed"]?.text ?? "")")
+        #expect(try Self.pendingAnswers(target) == 1)
+    }
+
     /// Bound to every interface, serve takes the names of this machine and refuses any other
     /// (a rebinding service's name for 127.0.0.1, user info, no Host at all).
     @Test func onEveryInterfaceOnlyThisMachinesNamesAreServed() throws {

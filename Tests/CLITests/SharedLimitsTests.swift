@@ -75,6 +75,24 @@ import TestSupport
         #expect(sync.status == 0, "the client accepts all that was published: \(sync.stderr)")
     }
 
+    /// Limits lowered under an unchanged course: the archive the old limits let through is not
+    /// kept in silence because its content is the same. Its block is refused as a new archive
+    /// past the limits would be (CP314, exit 1), the last publish is kept, and the build says so.
+    @Test func anArchiveFromBeforeTheLimitsWereLoweredIsCheckedAgain() throws {
+        let course = try Self.courseLinking(["a.txt": 10, "b.txt": 10, "c.txt": 10])
+        let out = TestSupport.temporaryFolder("limits") + "/out"
+        #expect(try TestSupport.coursepack(["build", course, "--out", out, "-q"]).status == 0)
+        let entries = try Self.contents(of: out + "/html/data.zip").entries
+        #expect(entries >= 4, "index.html and the three files: \(entries)")
+        let built = try Self.coursepack(["build", course, "--out", out], lowering: "entries=\(entries - 1)")
+        #expect(built.status == 1, "\(built.stderr)")
+        for fragment in ["CP314", Self.dataBlock, "\(entries) entries (limit \(entries - 1))", "a client would refuse this archive"] {
+            #expect(built.stderr.contains(fragment), "\(fragment) in \(built.stderr)")
+        }
+        let again = try Self.coursepack(["build", course, "--out", out], lowering: "entries=\(entries)")
+        #expect(again.status == 0, "at the archive's own count it is taken again: \(again.stderr)")
+    }
+
     /// The plain attack: 2 GB of zeros deflate 1000:1, past the client's ratio.
     @Test func aTwoGigabyteCompressibleFileIsRefusedByTheBuilderAsTheClientWouldRefuseIt() throws {
         try expectRefused(["zeros.log": 2 << 30], mentioning: ["static/zeros.log", "zip bomb"])

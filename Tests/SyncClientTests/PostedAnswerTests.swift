@@ -41,6 +41,14 @@ import TestSupport
         }
     }
 
+    @Test func anAnswerForABlockListedOnlineOnlyIsRefused() {
+        let listing = Fixture.manifest([Fixture.block("quiz", type: "problem"), Fixture.onlineOnly("chat")])
+        let body = #"{"usage_id": "\#(Fixture.usageID("chat", type: "discussion"))", "timestamp": "2026-11-23T09:00:00Z", "fields": {"input_chat_2_1": "x"}}"#
+        #expect(throws: OutboxError.invalidAnswer("block \(Fixture.usageID("chat", type: "discussion")) is online only here (discussions need the network): it has no offline page to answer it")) {
+            try PostedAnswer.entry(from: Data(body.utf8), installed: listing)
+        }
+    }
+
     @Test(arguments: [
         "", "[]", #"{"timestamp": "t", "fields": {}}"#, #"{"usage_id": "u", "fields": {}}"#, #"{"usage_id": "u", "timestamp": "t"}"#,
         #"{"usage_id": "u", "timestamp": "t", "fields": {"input_a": 3}}"#, #"{"usage_id": "u", "timestamp": "t", "fields": {"input_a": [1]}}"#,
