@@ -154,16 +154,16 @@ public struct IncrementalBuild: Sendable {
     public func forget() {
         unlink(stateFolder + "/" + BuildRecord<Int>.fileName)
         unlink(stateFolder + "/" + BuildRecord<Int>.previousFileName)
-        unlink(stateFolder + "/" + BlockMemos<Int>.fileName)
+        unlink(stateFolder + "/" + blockMemosFileName)
         // The JSON memos an earlier coursepack kept, which nothing reads any more.
         unlink(stateFolder + "/blocks.json")
     }
 
-    public func loadBlockMemos<Note: Codable & Sendable & Equatable>(as type: Note.Type) -> BlockMemos<Note> {
+    public func loadBlockMemos<Note: MemoNote>(as type: Note.Type) -> BlockMemos<Note> {
         BlockMemos.load(from: stateFolder)
     }
 
-    public func save<Note: Codable & Sendable & Equatable>(_ memos: BlockMemos<Note>) {
+    public func save<Note: MemoNote>(_ memos: BlockMemos<Note>) {
         memos.save(to: stateFolder)
     }
 

@@ -1,6 +1,7 @@
 import BlockRenderer
 import CourseExport
 import FileSystem
+import Foundation
 import IncrementalBuild
 import ParallelMap
 
@@ -204,4 +205,28 @@ struct BlockNote: Codable, Sendable, Equatable {
     /// they carried an id, links before they were kept) is not reused, and its block is
     /// rendered again.
     static let format = "note-3"
+}
+
+/// A note's fields in its memo: the warnings as one JSON document (empty when there are none,
+/// as for almost every block), then each link name as a field of its own.
+extension BlockNote: MemoNote {
+    var memoFields: [[UInt8]]? {
+        var warnings: [UInt8] = []
+        if !self.warnings.isEmpty {
+            guard let encoded = try? JSONEncoder().encode(self.warnings) else { return nil }
+            warnings = Array(encoded)
+        }
+        return [warnings] + links.map { Array($0.utf8) }
+    }
+
+    init?(memoFields fields: ArraySlice<ArraySlice<UInt8>>) {
+        guard let first = fields.first else { return nil }
+        if first.isEmpty {
+            warnings = []
+        } else {
+            guard let decoded = try? JSONDecoder().decode([Diagnostic].self, from: Data(first)) else { return nil }
+            warnings = decoded
+        }
+        links = fields.dropFirst().map { String(decoding: $0, as: UTF8.self) }
+    }
 }

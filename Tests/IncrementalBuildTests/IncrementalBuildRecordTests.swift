@@ -11,19 +11,42 @@ import TestSupport
         var warnings: [String]
     }
 
-    /// Memos come back as saved, each with its own note, however the notes repeat: the saver
-    /// encodes each distinct note once and reuses the bytes for the memos that share it.
+    /// A note of a count and names, one field each; nil when a field is not what it wrote.
+    struct Note: MemoNote {
+        var count: Int
+        var names: [String]
+
+        var memoFields: [[UInt8]]? { count < 0 ? nil : [Array(String(count).utf8)] + names.map { Array($0.utf8) } }
+
+        init(count: Int, names: [String]) { (self.count, self.names) = (count, names) }
+
+        init?(memoFields fields: ArraySlice<ArraySlice<UInt8>>) {
+            guard let first = fields.first, let count = Int(String(decoding: first, as: UTF8.self)) else { return nil }
+            self.init(count: count, names: fields.dropFirst().map { String(decoding: $0, as: UTF8.self) })
+        }
+    }
+
+    /// Memos come back as saved, each with its own note (none, one or many fields, empty ones
+    /// and names with bytes a line-based file would break on among them); a note that cannot
+    /// be written drops its memo only, and a file cut short reads as no memos at all.
     @Test func blockMemosComeBackWithTheirOwnNotes() throws {
         let state = TestSupport.temporaryFolder("memos")
         let build = IncrementalBuild(outputFolder: state + "/out", stateFolder: state)
-        var memos = BlockMemos<Summary>()
-        // Interleaved notes, and more distinct ones (20) than the saver keeps encoded (16).
+        var memos = BlockMemos<Note>()
         for index in 0..<400 {
-            let note = index % 3 == 0 ? Summary(blocks: 0, warnings: []) : Summary(blocks: index % 20, warnings: ["w\(index % 20)"])
-            memos.memos["block-\(index)"] = .init(inputs: "inputs-\(index)", contentHash: "hash-\(index)", note: note)
+            let names = (0..<(index % 5)).map { "name \($0)\n\t\u{0}é" + String(repeating: "x", count: index % 7) } + (index % 11 == 0 ? [""] : [])
+            memos.memos["block-\(index)"] = .init(inputs: "inputs-\(index)", contentHash: "hash-\(index)", note: Note(count: index, names: names))
         }
-        build.save(memos)
-        #expect(build.loadBlockMemos(as: Summary.self) == memos)
+        var saved = memos
+        saved.memos["unwritable"] = .init(inputs: "i", contentHash: "h", note: Note(count: -1, names: []))
+        build.save(saved)
+        let loaded = build.loadBlockMemos(as: Note.self)
+        #expect(loaded == memos, "all but the memo whose note could not be written")
+
+        let file = state + "/blocks.bin"
+        let bytes = try #require(FileManager.default.contents(atPath: file))
+        try bytes.prefix(bytes.count - 9).write(to: URL(fileURLWithPath: file))
+        #expect(build.loadBlockMemos(as: Note.self).memos.isEmpty, "a damaged file is no memos")
     }
 
     /// Files the walk sees as settled: changed well before the stamp is taken.
