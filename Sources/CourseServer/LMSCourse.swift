@@ -2,12 +2,14 @@ import Foundation
 import Manifest
 
 /// One installed course as the LMS's URLs name it: its id, the folder it is served from, and
-/// where each of its blocks' pages and static files is.
+/// where each of its blocks' pages and static files is. Built once per serve (and again after
+/// a sync changes the course) from the local manifest, which it does not keep: at 92,000
+/// blocks the manifest held 700 MB for the server's life, and the first LMS URL took 15 s,
+/// most of it listing every block's `static/` folder, which the blocks' listings already name.
 struct LMSCourse: Sendable {
     let id: String
     /// The served path of the course folder ("" when the target is the course folder itself).
     let folder: String
-    let manifest: CourseManifest
     /// Usage id → installed block folder, relative to the course folder (`html/welcome_page`).
     let pages: [String: String]
     /// Static file name → served path of one installed block's copy: each block keeps the
@@ -18,11 +20,16 @@ struct LMSCourse: Sendable {
     /// requires_network): their scripts read the course id from the URL, so serve opens them
     /// in the LMS's shape.
     let lmsShaped: Set<String>
+    /// The outline: each container's children, and its first entry (the course), where a
+    /// courseware URL that names no block opens.
+    let children: [String: [String]]
+    let firstOutlineEntry: String?
+    /// url_name → usage id: of the first block listing it, else of the first container.
+    let urlNames: [String: String]
 
     init(id: String, folder: String, root: String, manifest: CourseManifest) {
         self.id = id
         self.folder = folder
-        self.manifest = manifest
         var pages: [String: String] = [:]
         var exact: [String: String] = [:]
         var flattened: [String: String] = [:]
@@ -32,11 +39,10 @@ struct LMSCourse: Sendable {
             guard FileManager.default.fileExists(atPath: root + folder + "/" + installed + "/index.html") else { continue }
             pages[block.usageID] = installed
             if (block.requiresNetwork ?? []).contains(where: { $0.hasPrefix("lms:") }) { lmsShaped.insert(installed) }
-            let files = FileManager.default.enumerator(atPath: root + folder + "/" + installed + "/static")?.allObjects as? [String] ?? []
-            for file in files.sorted() {
+            for file in Self.staticFiles(of: block, installedAt: root + folder + "/" + installed) {
                 let served = folder + "/" + installed + "/static/" + file
                 if exact[file] == nil { exact[file] = served }
-                let flat = file.replacingOccurrences(of: "/", with: "_")
+                let flat = Self.flattened(file)
                 if flattened[flat] == nil { flattened[flat] = served }
             }
         }
@@ -44,13 +50,37 @@ struct LMSCourse: Sendable {
         // A file really named `a_b.png` wins over `a/b.png` flattened.
         self.statics = exact.merging(flattened) { real, _ in real }
         self.lmsShaped = lmsShaped
+        let outline = manifest.outline ?? []
+        children = Dictionary(outline.map { ($0.usageID, $0.children) }, uniquingKeysWith: { first, _ in first })
+        firstOutlineEntry = outline.first?.usageID
+        var urlNames: [String: String] = [:]
+        for usageID in manifest.blocks.lazy.map(\.usageID) + outline.lazy.map(\.usageID) {
+            let name = Self.urlName(of: usageID)
+            if urlNames[name] == nil { urlNames[name] = usageID }
+        }
+        self.urlNames = urlNames
+    }
+
+    /// The files under an installed block's `static/`, sorted: from its listing when the
+    /// manifest has one (what the sync installed, path for path), else from its folder.
+    static func staticFiles(of block: BlockEntry, installedAt folder: String) -> [String] {
+        let prefix = "static/"
+        if let listing = block.files {
+            return listing.keys.filter { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) }.sorted()
+        }
+        let found = FileManager.default.enumerator(atPath: folder + "/static")?.allObjects as? [String] ?? []
+        return found.sorted()
+    }
+
+    /// `images/logo.png` → `images_logo.png`, as the LMS flattens an asset's path into its key.
+    static func flattened(_ path: String) -> String {
+        String(decoding: path.utf8.map { $0 == UInt8(ascii: "/") ? UInt8(ascii: "_") : $0 }, as: UTF8.self)
     }
 
     /// The installed page that stands for a block: its own, else the first one found depth
     /// first under it in the outline (a unit or a section opens at its first page).
     func page(for usageID: String) -> String? {
         if let own = pages[usageID] { return own }
-        let children = Dictionary((manifest.outline ?? []).map { ($0.usageID, $0.children) }, uniquingKeysWith: { first, _ in first })
         var pending = children[usageID] ?? []
         var seen: Set<String> = [usageID]
         while !pending.isEmpty {
@@ -64,8 +94,7 @@ struct LMSCourse: Sendable {
 
     /// The usage id of the block an LMS URL names by its url_name, if the course has it.
     func usageID(forURLName name: String) -> String? {
-        let ids = manifest.blocks.map(\.usageID) + (manifest.outline ?? []).map(\.usageID)
-        return ids.first { Self.urlName(of: $0) == name }
+        urlNames[name]
     }
 
     static func urlName(of usageID: String) -> String {

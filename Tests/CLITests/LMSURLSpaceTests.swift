@@ -10,11 +10,20 @@ import TestSupport
     static let lms = "/courses/" + id
 
     @Test func lmsShapedPathsReachTheCoursesPagesAndFiles() throws {
-        let target = try ServeTests.syncedExample()
+        // A course file really named like a flattened asset key (`images/logo.png` →
+        // `images_logo.png`), which a page of the example course links beside the real one.
+        let source = TestSupport.temporaryFolder("lms-urls") + "/course"
+        try FileManager.default.copyItem(atPath: TestSupport.exampleCourse, toPath: source)
+        try Data("real name".utf8).write(to: URL(fileURLWithPath: source + "/static/images_logo.png"))
+        let welcome = URL(fileURLWithPath: source + "/html/welcome_page.html")
+        try (String(contentsOf: welcome, encoding: .utf8) + #"<p><img src="/static/images_logo.png" alt="the same name, flattened"></p>"#)
+            .write(to: welcome, atomically: true, encoding: .utf8)
+        let published = TestSupport.temporaryFolder("lms-urls") + "/published"
+        #expect(try TestSupport.coursepack(["build", source, "--out", published, "-q"]).status == 0)
+        let target = TestSupport.temporaryFolder("lms-urls") + "/device"
+        #expect(try TestSupport.coursepack(["sync", published, "--to", target]).status == 0)
         let course = target + "/CoursepackX+CP101+2026"
         #expect(symlink("/etc", course + "/html/styled_page/static/elsewhere") == 0)
-        // A file really named like a flattened asset key (`images/logo.png` → `images_logo.png`).
-        try Data("real name".utf8).write(to: URL(fileURLWithPath: course + "/html/welcome_page/static/images_logo.png"))
         let (server, base, _) = try ServeTests.startServer(target)
         defer { #expect(server.stop(), "the server outlived its test") }
         let banner = "images/banner.png"
