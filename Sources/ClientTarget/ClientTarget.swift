@@ -254,7 +254,7 @@ extension ClientTarget {
         switch try kind() {
         case .singleCourse:
             // Another course is not synced into the old layout: the sync migrates it first.
-            guard let top = try? ManifestFile.read(root + "/manifest.json"), top.courseID != courseID else { return "." }
+            guard let top = try? ManifestFile.readWithoutBlocks(root + "/manifest.json"), top.courseID != courseID else { return "." }
             var taken = State()
             taken.courses[Self.folderName(forCourse: top.courseID)] = CourseRecord(courseID: top.courseID, source: "")
             return freeFolderName(for: courseID, in: taken)

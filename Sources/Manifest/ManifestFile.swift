@@ -35,6 +35,20 @@ public enum ManifestFile {
         return try decode(Data(bytes), path: path)
     }
 
+    /// The manifest at `path` without its blocks (`blocks` empty), for a reader that needs only
+    /// the rest (the course id, the search index, the runtime, the outline): the blocks are not
+    /// decoded, so a manifest of 92,000 blocks costs its bytes, not a gigabyte. A manifest the
+    /// fast reader does not take is decoded whole, with its errors, and its blocks dropped.
+    public static func readWithoutBlocks(_ path: String) throws(ManifestError) -> CourseManifest? {
+        guard let bytes = try PublishedManifest.readFile(path) else { return nil }
+        if let manifest = ManifestReader.manifestWithoutBlocks(bytes), manifest.schemaVersion <= CourseManifest.currentSchemaVersion {
+            return manifest
+        }
+        var manifest = try decode(Data(bytes), path: path)
+        manifest.blocks = []
+        return manifest
+    }
+
     /// Replaces `path` atomically and durably: readers see the old manifest or the new one,
     /// never a mix, and after a power cut the disk holds one of the two (the new file is
     /// synced before the rename, its folder after). Callers sync every archive it names first.

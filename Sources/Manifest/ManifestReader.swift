@@ -65,6 +65,24 @@ enum ManifestReader {
         return manifest
     }
 
+    /// The manifest without its blocks (`blocks` empty): everything else, read as `manifest`
+    /// reads it, the blocks only checked to be well-formed JSON.
+    static func manifestWithoutBlocks(_ bytes: [UInt8]) -> CourseManifest? {
+        guard let top = JSONValue.parseObject(bytes, skipping: ["blocks"]) else { return nil }
+        let fields = Fields(top)
+        guard let schemaVersion = fields.int("schema_version"), let courseID = fields.string("course_id"),
+            let publishedAt = fields.string("published_at"), let generator = fields.string("generator"),
+            let runtime = fields.optional("runtime", sharedArchive), let outline = fields.optional("outline", { $0.array(outlineEntry) }),
+            let search = fields.optional("search", sharedArchive), let files = fields.optional("files", Self.courseFiles)
+        else { return nil }
+        var manifest = CourseManifest(courseID: courseID, publishedAt: publishedAt, generator: generator, blocks: [], runtime: runtime)
+        manifest.schemaVersion = schemaVersion
+        manifest.outline = outline
+        manifest.search = search
+        manifest.files = files
+        return manifest
+    }
+
     static func part(_ bytes: [UInt8]) -> ManifestPart? {
         guard case .object(let top)? = JSONValue.parse(bytes) else { return nil }
         let fields = Fields(top)

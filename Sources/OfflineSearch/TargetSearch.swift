@@ -174,7 +174,7 @@ public struct TargetSearch: Sendable {
         {
             return (existing, meta)
         }
-        guard let manifest = try? ManifestFile.read(manifestPath), let archive = manifest.search,
+        guard let manifest = try? ManifestFile.readWithoutBlocks(manifestPath), let archive = manifest.search,
             let indexFolder = ArchivePath.installFolder(of: archive.archive)
         else { return nil }
         let indexPath = indexFolder + "/" + SearchIndex.fileName

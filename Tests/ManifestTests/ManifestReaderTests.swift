@@ -1,7 +1,8 @@
 import Foundation
-import Manifest
 import Testing
 import TestSupport
+
+@testable import Manifest
 
 /// `ManifestFile.decode` reads manifests with a fast reader of its own and falls back to
 /// JSONDecoder on anything that reader does not take; whatever the bytes, the result must be
@@ -56,6 +57,37 @@ import TestSupport
         }
         #expect(try ManifestFile.decode(Data(bytes), path: "m") == manifest)
         #expect(Self.reference(bytes) == manifest)
+    }
+
+    /// A reader of everything but the blocks (the search index, the course id) gets what the
+    /// whole read gets, less the blocks, whatever their text (escapes, `\u` sequences, brackets
+    /// and quotes inside strings); blocks that are not well-formed JSON make it fail as the
+    /// whole read fails, never read as a course without blocks.
+    @Test func theManifestWithoutItsBlocksIsTheManifestLessItsBlocks() throws {
+        var manifest = Self.everyField
+        manifest.blocks[0].displayName = "brackets ] } [ { \"quoted\" \\ back\\slash \u{1} \u{7f} 🎓 \u{2028}"
+        let folder = TestSupport.temporaryFolder("without-blocks")
+        let path = folder + "/manifest.json"
+        try ManifestFile.write(manifest, to: path)
+        var expected = manifest
+        expected.blocks = []
+        #expect(try ManifestFile.readWithoutBlocks(path) == expected)
+        #expect(ManifestReader.manifestWithoutBlocks(Array(ManifestFile.encode(manifest))) == expected, "by passing over the blocks")
+
+        let text = String(decoding: ManifestFile.encode(manifest), as: UTF8.self)
+        let damaged = [
+            ("an escape JSON has not", text.replacingOccurrences(of: "back\\\\slash", with: "back\\qslash")),
+            ("a raw control byte", text.replacingOccurrences(of: "\\u0001", with: "\u{1}")),
+            ("an unclosed array", text.replacingOccurrences(of: "\"parents\" : [", with: "\"parents\" : [[")),
+            ("a fraction", text.replacingOccurrences(of: "\"size\" : 123", with: "\"size\" : 1.5")),
+        ]
+        for (what, bytes) in damaged {
+            #expect(bytes != text, "\(what): the test changed the manifest")
+            try bytes.write(toFile: path, atomically: true, encoding: .utf8)
+            #expect(ManifestReader.manifestWithoutBlocks(Array(bytes.utf8)) == nil, "\(what)")
+            #expect(throws: ManifestError.self, "\(what)") { try ManifestFile.readWithoutBlocks(path) }
+            #expect(throws: ManifestError.self, "\(what): the whole read refuses it too") { try ManifestFile.read(path) }
+        }
     }
 
     /// A string the blocks repeat (a listed file's path and content key, a date) is read into one
