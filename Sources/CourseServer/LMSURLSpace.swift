@@ -157,7 +157,7 @@ final class LMSURLSpace: Sendable {
         guard let folders = try? target.courseFolders() else { return [] }
         return folders.compactMap { folder in
             guard let manifest = try? ManifestFile.read(folder + "/manifest.json") else { return nil }
-            return LMSCourse(id: manifest.courseID, folder: String(folder.dropFirst(target.root.count)), root: target.root, manifest: manifest)
+            return LMSCourse(id: manifest.courseID, folder: String(folder.dropFirst(target.root.count)), root: target.root, manifest: manifest).compacted()
         }
     }
 
