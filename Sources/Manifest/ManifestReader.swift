@@ -51,31 +51,25 @@ enum ManifestReader {
         guard case .object(let top)? = JSONValue.parse(bytes) else { return nil }
         let fields = Fields(top)
         let shared = SharedStrings()
-        guard let schemaVersion = fields.int("schema_version"), let courseID = fields.string("course_id"),
-            let publishedAt = fields.string("published_at"), let generator = fields.string("generator"),
-            let blocks = fields.array("blocks", { block($0, shared) }), let runtime = fields.optional("runtime", sharedArchive),
-            let outline = fields.optional("outline", { $0.array(outlineEntry) }), let search = fields.optional("search", sharedArchive),
-            let files = fields.optional("files", Self.courseFiles)
-        else { return nil }
-        var manifest = CourseManifest(courseID: courseID, publishedAt: publishedAt, generator: generator, blocks: blocks, runtime: runtime)
-        manifest.schemaVersion = schemaVersion
-        manifest.outline = outline
-        manifest.search = search
-        manifest.files = files
-        return manifest
+        guard let blocks = fields.array("blocks", { block($0, shared) }) else { return nil }
+        return manifest(fields, blocks: blocks)
     }
 
     /// The manifest without its blocks (`blocks` empty): everything else, read as `manifest`
     /// reads it, the blocks only checked to be well-formed JSON.
     static func manifestWithoutBlocks(_ bytes: [UInt8]) -> CourseManifest? {
         guard let top = JSONValue.parseObject(bytes, skipping: ["blocks"]) else { return nil }
-        let fields = Fields(top)
+        return manifest(Fields(top), blocks: [])
+    }
+
+    /// Every top-level field but the blocks, which the caller has read (or passed over).
+    private static func manifest(_ fields: Fields, blocks: [BlockEntry]) -> CourseManifest? {
         guard let schemaVersion = fields.int("schema_version"), let courseID = fields.string("course_id"),
             let publishedAt = fields.string("published_at"), let generator = fields.string("generator"),
             let runtime = fields.optional("runtime", sharedArchive), let outline = fields.optional("outline", { $0.array(outlineEntry) }),
             let search = fields.optional("search", sharedArchive), let files = fields.optional("files", Self.courseFiles)
         else { return nil }
-        var manifest = CourseManifest(courseID: courseID, publishedAt: publishedAt, generator: generator, blocks: [], runtime: runtime)
+        var manifest = CourseManifest(courseID: courseID, publishedAt: publishedAt, generator: generator, blocks: blocks, runtime: runtime)
         manifest.schemaVersion = schemaVersion
         manifest.outline = outline
         manifest.search = search
