@@ -199,14 +199,13 @@ public struct ClientTarget: Sendable {
         // appended to a journal instead (`Openings`), which the next read of the state takes in.
         for folder in try readCourseFolders() {
             guard let block = BlockLocations.location(of: blockID, courseRoot: root + "/" + folder) else { continue }
-            guard block.offline, let blockFolder = block.folder,
-                FileManager.default.fileExists(atPath: root + "/" + folder + "/" + blockFolder + "/index.html")
+            guard let page = block.installedPage(courseRoot: root + "/" + folder)
             else { throw .notInstalled(blockID: blockID, reason: block.offline ? "not downloaded to this device" : "needs the network (\(block.reason ?? "online only"))") }
             try makeFolder(stateFolder)
             let long = try appendOpening(Openings.Opening(folder: folder, usageID: blockID, time: time.timeIntervalSince1970))
             // A journal kept short: every read of the state reads it whole.
             if long { try updateState { _ throws(ClientError) in } }
-            return root + "/" + folder + "/" + blockFolder + "/index.html"
+            return page
         }
         throw .unknownID(id: blockID, course: nil)
     }
@@ -331,10 +330,7 @@ extension ClientTarget {
         guard location.offline else {
             return .init(contentHash: location.contentHash, refusal: PostedAnswer.Listed.onlineOnly(reason: location.reason))
         }
-        var info = stat()
-        guard let folder = location.folder, stat(courseRoot + "/" + folder + "/index.html", &info) == 0 else {
-            return .init(contentHash: location.contentHash, refusal: PostedAnswer.Listed.notInstalled)
-        }
-        return .init(contentHash: location.contentHash, refusal: nil)
+        let installed = location.installedPage(courseRoot: courseRoot) != nil
+        return .init(contentHash: location.contentHash, refusal: installed ? nil : PostedAnswer.Listed.notInstalled)
     }
 }

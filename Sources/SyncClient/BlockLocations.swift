@@ -33,6 +33,14 @@ public enum BlockLocations {
         public init(offline: Bool, folder: String?, contentHash: String?, reason: String?) {
             (self.offline, self.folder, self.contentHash, self.reason) = (offline, folder, contentHash, reason)
         }
+
+        /// The block's page on this device (`<folder>/index.html` under `courseRoot`): nil for an
+        /// online-only block, or an offline one whose folder is not installed.
+        public func installedPage(courseRoot: String) -> String? {
+            guard offline, let folder else { return nil }
+            let page = courseRoot + "/" + folder + "/index.html"
+            return FileManager.default.fileExists(atPath: page) ? page : nil
+        }
     }
 
     /// The block `usageID` of the course at `courseRoot`; nil when the course has no readable
