@@ -29,4 +29,42 @@ public enum DirectoryEntry {
         let dot = UInt8(ascii: ".")
         return (name.count == 1 && name[0] == dot) || (name.count == 2 && name[0] == dot && name[1] == dot)
     }
+
+    /// A folder's entries (without "." and ".."), each typed as the folder gives it, with an
+    /// `lstat` only where it does not say; nil when the folder cannot be opened. In the folder's
+    /// own order. `FileManager` made a Foundation string of every name and then looked up each
+    /// one's type: listing an output folder of 3,000 archives and 3,000 contents at the start
+    /// and end of every build was a tenth of a one-page edit.
+    public static func entries(of folder: String) -> [(name: String, kind: Kind)]? {
+        guard let stream = opendir(folder) else { return nil }
+        defer { closedir(stream) }
+        var entries: [(name: String, kind: Kind)] = []
+        while let entry = readdir(stream) {
+            let bytes = name(of: entry)
+            if isDotOrDotDot(bytes) { continue }
+            let name = String(decoding: bytes, as: UTF8.self)
+            let kind: Kind
+            switch Int(type(of: entry)) {
+            case Int(DT_DIR): kind = .folder
+            case Int(DT_REG): kind = .file
+            case Int(DT_LNK): kind = .link
+            case Int(DT_UNKNOWN):
+                var info = stat()
+                guard lstat(folder + "/" + name, &info) == 0 else { continue }
+                switch info.st_mode & S_IFMT {
+                case S_IFDIR: kind = .folder
+                case S_IFREG: kind = .file
+                case S_IFLNK: kind = .link
+                default: kind = .other
+                }
+            default: kind = .other
+            }
+            entries.append((name, kind))
+        }
+        return entries
+    }
+
+    public enum Kind: Sendable, Equatable {
+        case file, folder, link, other
+    }
 }

@@ -7,14 +7,30 @@
 /// together.)
 enum CanonicalJSON {
     static func encode(_ manifest: CourseManifest) -> [UInt8] {
+        encode(manifest, blockEntries: nil)
+    }
+
+    /// With `blockEntries`, the bytes of the blocks array are those runs (each what
+    /// `blockEntries(inPart:)` finds in a part holding the next entries, in order) rather than
+    /// the entries encoded again: a part holds its entries at the depth `manifest.json` does, so
+    /// they are the same bytes, and a rebuild that has just encoded every part need not encode
+    /// every entry a second time (nor a third for an interim manifest).
+    static func encode(_ manifest: CourseManifest, blockEntries: [ArraySlice<UInt8>]?) -> [UInt8] {
         var out = Writer()
-        out.bytes.reserveCapacity(256 + manifest.blocks.count * 1024)
+        out.bytes.reserveCapacity(256 + (blockEntries?.reduce(0) { $0 + $1.count } ?? manifest.blocks.count * 1024))
         var object = out.beginObject(level: 0)
         out.key("blocks", in: &object)
         out.beginArray()
-        for (index, block) in manifest.blocks.enumerated() {
-            out.element(index, level: 1)
-            encode(block, into: &out, level: 2)
+        if let blockEntries {
+            for (index, run) in blockEntries.enumerated() {
+                if index > 0 { out.bytes.append(UInt8(ascii: ",")) }
+                out.bytes.append(contentsOf: run)
+            }
+        } else {
+            for (index, block) in manifest.blocks.enumerated() {
+                out.element(index, level: 1)
+                encode(block, into: &out, level: 2)
+            }
         }
         out.endArray(count: manifest.blocks.count, level: 1)
         out.key("course_id", in: &object)
@@ -72,6 +88,29 @@ enum CanonicalJSON {
         out.endObject(object)
         out.bytes.append(UInt8(ascii: "\n"))
         return (out.bytes, entryBytes)
+    }
+
+    /// The bytes of a part's blocks array between its `[` and the newline before its `]`: each
+    /// entry with the separator and indentation before it, as `manifest.json` holds them. Nil
+    /// when the part holds no blocks or is not in this layout. A JSON string holds no raw
+    /// newline, so the first newline followed by exactly two spaces and `]` ends the array.
+    static func blockEntries(inPart bytes: [UInt8]) -> Range<Int>? {
+        let opening = Array("{\n  \"blocks\" : [".utf8)
+        // Entries follow as a newline and indentation; an empty array is a blank line.
+        guard bytes.count > opening.count + 1, bytes.starts(with: opening), bytes[opening.count] == UInt8(ascii: "\n"),
+            bytes[opening.count + 1] == UInt8(ascii: " ")
+        else { return nil }
+        let closing = Array("\n  ]".utf8)
+        var position = opening.count
+        while position + closing.count <= bytes.count {
+            if bytes[position] == closing[0], bytes[position + 1] == closing[1], bytes[position + 2] == closing[2],
+                bytes[position + 3] == closing[3]
+            {
+                return opening.count..<position
+            }
+            position += 1
+        }
+        return nil
     }
 
     /// The index of a split manifest (`ManifestIndex`), in the manifest's layout.

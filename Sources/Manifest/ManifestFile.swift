@@ -8,6 +8,19 @@ public enum ManifestFile {
         Data(CanonicalJSON.encode(manifest))
     }
 
+    /// `manifest.json` with its blocks array made of runs of entries as parts hold them
+    /// (`blockEntries(inPart:)`, of parts holding the manifest's blocks in order): the bytes
+    /// `encode` makes, without encoding each entry again.
+    public static func encode(_ manifest: CourseManifest, blockEntries: [ArraySlice<UInt8>]) -> [UInt8] {
+        CanonicalJSON.encode(manifest, blockEntries: blockEntries)
+    }
+
+    /// Where a part's block entries lie in its bytes, as `manifest.json` would hold them; nil
+    /// when it holds none or was not written in this layout.
+    public static func blockEntries(inPart bytes: [UInt8]) -> Range<Int>? {
+        CanonicalJSON.blockEntries(inPart: bytes)
+    }
+
     public static func decode(_ data: Data, path: String) throws(ManifestError) -> CourseManifest {
         // The fast reader takes every manifest this program writes; anything else, and every
         // error, is the generic decoder's.

@@ -12,12 +12,12 @@ enum CourseFileRemoval {
     static func removeUnnamed(in out: String, manifest: CourseManifest) -> Int {
         let root = out + "/" + CourseFile.folder
         let named = Set((manifest.files ?? [:]).map { $0.value.path(sha256: $0.key) })
-        let manager = FileManager.default
         var removed = 0
         var emptied = Set<String>()
-        for shard in ((try? manager.contentsOfDirectory(atPath: root)) ?? []).sorted() where isDirectory(root + "/" + shard) {
-            for name in ((try? manager.contentsOfDirectory(atPath: root + "/" + shard)) ?? []).sorted() {
-                let relative = CourseFile.folder + "/" + shard + "/" + name
+        // In a sorted order, so that what a failure leaves is the same every time.
+        for shard in (DirectoryEntry.entries(of: root) ?? []).filter({ $0.kind == .folder }).map(\.name).sorted() {
+            for entry in (DirectoryEntry.entries(of: root + "/" + shard) ?? []).sorted(by: { $0.name < $1.name }) where entry.kind != .folder {
+                let relative = CourseFile.folder + "/" + shard + "/" + entry.name
                 // unlink, not a recursive remove: a content is a file, never a folder.
                 guard !named.contains(relative), unlink(out + "/" + relative) == 0 else { continue }
                 removed += 1
@@ -29,10 +29,5 @@ enum CourseFileRemoval {
         // A removal lost in a power cut would leave a content no manifest names, forever.
         for folder in emptied.sorted() { try? DurableFile.syncFolder(folder) }
         return removed
-    }
-
-    private static func isDirectory(_ path: String) -> Bool {
-        var info = stat()
-        return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 }

@@ -349,14 +349,10 @@ public struct CoursePackager: Sendable {
     /// A type folder (or a folder of published contents, `files/<hh>`) that is a link would put
     /// archives (and their deletion) outside DIR.
     private func refuseLinkedFolders(in out: String) throws(BuildError) {
-        let manager = FileManager.default
-        let shards = (try? manager.contentsOfDirectory(atPath: out + "/" + CourseFile.folder)) ?? []
-        let names = ((try? manager.contentsOfDirectory(atPath: out)) ?? []) + shards.map { CourseFile.folder + "/" + $0 }
-        for name in names.sorted() {
-            var info = stat()
-            if lstat(out + "/" + name, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK {
-                throw .output(path: out + "/" + name, reason: "is a symbolic link; everything a build writes stays inside the output folder, so it must be a real folder or file")
-            }
+        let shards = (DirectoryEntry.entries(of: out + "/" + CourseFile.folder) ?? []).map { (CourseFile.folder + "/" + $0.name, $0.kind) }
+        let names = (DirectoryEntry.entries(of: out) ?? []).map { ($0.name, $0.kind) } + shards
+        if let link = names.filter({ $0.1 == .link }).map(\.0).min() {
+            throw .output(path: out + "/" + link, reason: "is a symbolic link; everything a build writes stays inside the output folder, so it must be a real folder or file")
         }
     }
 
@@ -663,10 +659,8 @@ public struct CoursePackager: Sendable {
     /// emptied by removals: the published folder holds no empty folders. `rmdir` leaves any
     /// folder that holds something.
     static func removeEmptyFolders(in out: String) {
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: out)) ?? [] {
-            var info = stat()
-            guard lstat(out + "/" + name, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else { continue }
-            rmdir(out + "/" + name)
+        for entry in DirectoryEntry.entries(of: out) ?? [] where entry.kind == .folder {
+            rmdir(out + "/" + entry.name)
         }
     }
 
@@ -686,21 +680,19 @@ public struct CoursePackager: Sendable {
     /// staged archives that no manifest names.
     /// The output holds `<type>/<name>.zip` and a few files at its top: two levels to look at.
     private func removeTemporaryLeftovers(in folder: String, keeping named: Set<String>) {
-        let manager = FileManager.default
         func isLeftover(_ path: String, _ name: String) -> Bool {
             name.containsUTF8(".tmp-") || (Staging.isStaged(name) && !named.contains(path))
         }
-        for top in (try? manager.contentsOfDirectory(atPath: folder)) ?? [] {
-            if isLeftover(top, top) { unlink(folder + "/" + top); continue }
-            var info = stat()
-            guard lstat(folder + "/" + top, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else { continue }
-            for name in (try? manager.contentsOfDirectory(atPath: folder + "/" + top)) ?? [] {
-                if isLeftover(top + "/" + name, name) { unlink(folder + "/" + top + "/" + name); continue }
+        for top in DirectoryEntry.entries(of: folder) ?? [] {
+            if isLeftover(top.name, top.name) { unlink(folder + "/" + top.name); continue }
+            guard top.kind == .folder else { continue }
+            for entry in DirectoryEntry.entries(of: folder + "/" + top.name) ?? [] {
+                if isLeftover(top.name + "/" + entry.name, entry.name) { unlink(folder + "/" + top.name + "/" + entry.name); continue }
                 // Published contents sit one level deeper: `files/<hh>/<sha256>`.
-                guard top == CourseFile.folder else { continue }
-                let shard = folder + "/" + top + "/" + name
-                for inner in (try? manager.contentsOfDirectory(atPath: shard)) ?? [] where inner.containsUTF8(".tmp-") {
-                    unlink(shard + "/" + inner)
+                guard top.name == CourseFile.folder, entry.kind == .folder else { continue }
+                let shard = folder + "/" + top.name + "/" + entry.name
+                for inner in DirectoryEntry.entries(of: shard) ?? [] where inner.name.containsUTF8(".tmp-") {
+                    unlink(shard + "/" + inner.name)
                 }
             }
         }

@@ -20,6 +20,9 @@ struct ManifestWrite {
     let refusals: [Diagnostic]
     /// Whether a part was written (its folder then needs a sync).
     let wroteParts: Bool
+    /// Each block part's entries as it holds them, by the part's hash, while `manifest.json`
+    /// may fit: an interim manifest's `manifest.json` is made of them too.
+    let blockEntries: [String: ArraySlice<UInt8>]
 
     /// Writes every part of `manifest` that `out` does not hold yet, without waiting for the
     /// disk (`pending` gets each; the caller flushes it before the index that names them), on
@@ -35,8 +38,21 @@ struct ManifestWrite {
         let limit = limits.maximumFileSize
         let folder = out + "/" + ManifestPart.folder
         let wrote = Mutex(false)
+        // Kept no further than the limit: past it `manifest.json` is not written at all. Not kept
+        // for a course of more blocks than fit at a kilobyte each (entries take one or two): at
+        // 100,000 blocks that would be another 64 MiB held while the parts are made, for nothing.
+        let keepsEntries = base.map { $0.write.wholeBytes != nil } ?? (manifest.blocks.count <= limit / 1024)
+        let entries = Mutex((runs: base?.write.blockEntries ?? [:], bytes: 0, complete: keepsEntries))
         let made = ManifestSplit.index(of: manifest, workers: workers, reusing: base.map { ($0.write.index, $0.changed) }, published: published) {
             (reference, bytes) -> BuildError? in
+            if reference.blocks > 0 {
+                let range = ManifestFile.blockEntries(inPart: bytes)
+                entries.withLock {
+                    guard $0.complete, let range, $0.bytes + range.count <= limit else { return $0 = ([:], 0, false) }
+                    $0.runs[reference.sha256] = bytes[range]
+                    $0.bytes += range.count
+                }
+            }
             let path = out + "/" + reference.path
             guard !Self.holds(path, bytes) else { return nil }
             do {
@@ -68,7 +84,20 @@ struct ManifestWrite {
         // An interim manifest names longer (staged) paths than the final one: it fits only if
         // that does.
         let mayFit = base.map { $0.write.wholeBytes != nil } ?? (entryBytes <= limit)
-        let whole = mayFit ? [UInt8](ManifestFile.encode(manifest)) : nil
+        let kept = entries.withLock { $0 }
+        var runs: [ArraySlice<UInt8>]? = kept.complete ? [] : nil
+        for reference in index.parts where reference.blocks > 0 {
+            guard let run = kept.runs[reference.sha256] else {
+                runs = nil
+                break
+            }
+            runs?.append(run)
+        }
+        // A part named again from the publish in place was not made here: then every entry is
+        // encoded, as it is for a manifest without parts.
+        let whole = mayFit ? (runs.map { ManifestFile.encode(manifest, blockEntries: $0) } ?? [UInt8](ManifestFile.encode(manifest))) : nil
+        assert(whole == nil || whole == [UInt8](ManifestFile.encode(manifest)), "manifest.json made of its parts' entries differs from its encoding")
+        blockEntries = mayFit && runs != nil ? kept.runs : [:]
         wholeBytes = whole.flatMap { $0.count <= limit ? $0 : nil }
 
         var warnings: [Diagnostic] = []

@@ -198,4 +198,32 @@ import Testing
         index.schemaVersion = 4
         #expect(throws: ManifestError.self) { try ManifestFile.decodeIndex(ManifestFile.encode(index), path: "manifest-index.json") }
     }
+
+    /// `manifest.json` made of the entries its parts hold (as a build makes it, after encoding
+    /// each part) is byte for byte the manifest encoded, whatever the entries' text: quotes,
+    /// backslashes, escaped newlines, the bytes of `"\n  ]"` spelled out inside a name, and
+    /// entries that each fill a part of their own.
+    @Test func manifestJSONMadeOfItsPartsEntriesIsItsEncoding() throws {
+        var manifest = Self.manifest(blocks: 1_500, containers: 20)
+        manifest.blocks[7].displayName = "A \"quoted\" name\n  ] with what ends an array, and \\ too"
+        manifest.blocks[8].displayName = "Ünïcödé, \u{2028} and \t tabs"
+        manifest.blocks[9].groupAccess = ["50": [1, 2]]
+        manifest.blocks[10].files = [:]
+        manifest.blocks[11].reason = "online only: ]\n  ]"
+        for (name, manifest) in [("ordinary", manifest), ("one block", Self.manifest(blocks: 1)), ("no blocks", Self.manifest(blocks: 0))] {
+            let split = ManifestSplit.split(manifest)
+            var runs: [ArraySlice<UInt8>] = []
+            for part in split.parts where part.reference.blocks > 0 {
+                let range = try #require(ManifestFile.blockEntries(inPart: part.bytes), "\(name)")
+                runs.append(part.bytes[range])
+            }
+            #expect(runs.count == split.index.parts.count { $0.blocks > 0 }, "\(name)")
+            #expect(ManifestFile.encode(manifest, blockEntries: runs) == [UInt8](ManifestFile.encode(manifest)), "\(name)")
+        }
+        // A part of containers only holds no entries; bytes in any other layout hold none either.
+        let outlineOnly = try #require(ManifestSplit.split(manifest).parts.last { $0.reference.blocks == 0 })
+        #expect(ManifestFile.blockEntries(inPart: outlineOnly.bytes) == nil)
+        #expect(ManifestFile.blockEntries(inPart: Array("{\"blocks\":[{\"usage_id\":\"x\"}]}".utf8)) == nil)
+        #expect(ManifestFile.blockEntries(inPart: []) == nil)
+    }
 }

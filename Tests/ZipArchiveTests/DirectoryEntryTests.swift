@@ -50,6 +50,23 @@ import TestSupport
     }
 }
 
+/// A folder's typed entries, as the build lists its output folder.
+@Suite struct TypedListingTests {
+    @Test func entriesAreTypedAsFilesFoldersAndLinks() throws {
+        let folder = TestSupport.temporaryFolder("typed-listing")
+        #expect(FileManager.default.createFile(atPath: folder + "/file.zip", contents: Data()))
+        try FileManager.default.createDirectory(atPath: folder + "/html", withIntermediateDirectories: false)
+        #expect(symlink(folder + "/html", folder + "/linked") == 0)
+        #expect(symlink(folder + "/nowhere", folder + "/dangling") == 0)
+        #expect(mkfifo(folder + "/pipe", 0o600) == 0)
+        let entries = try #require(DirectoryEntry.entries(of: folder))
+        let kinds = Dictionary(uniqueKeysWithValues: entries.map { ($0.name, $0.kind) })
+        #expect(kinds == ["file.zip": .file, "html": .folder, "linked": .link, "dangling": .link, "pipe": .other])
+        #expect(DirectoryEntry.entries(of: folder + "/missing") == nil)
+        #expect(DirectoryEntry.entries(of: folder + "/file.zip") == nil)
+    }
+}
+
 /// File times in nanoseconds, whatever time a file was given.
 @Suite struct FileTimeTests {
     @Test func timesBeyondInt64NanosecondsSaturate() {
