@@ -124,7 +124,8 @@ public enum ManifestSplit {
     /// so without `reusing` that is a lower bound of its size.
     /// With `reusing`, the index of a manifest with the same usage ids in the same order that
     /// differs from this one only in the entries at `changed`: its block parts holding none of
-    /// those are named as they are, not made again. With `published`, the parts in place whose
+    /// those, and its outline's parts, are named as they are, not made again (an interim
+    /// manifest, whose staged entries name other paths). With `published`, the parts in place whose
     /// entries and files are this manifest's are named again, not made (so after a one-block
     /// edit, one part is made).
     public static func index<Failure: Error>(
@@ -139,14 +140,18 @@ public enum ManifestSplit {
         // Where each part of `base` starts among the blocks: a run is taken from it only where
         // it covers the same entries, wherever the two manifests' runs were cut.
         var starts: [Int] = []
+        // The outline is the same in both: its parts are taken by where they start in it.
+        var outlineParts: [Int: PartReference] = [:]
         if let base {
-            var start = 0
+            var (start, container) = (0, 0)
             for reference in base.index.parts {
                 starts.append(start)
+                if reference.containers > 0, reference.blocks == 0 { outlineParts[container] = reference }
                 start += reference.blocks
+                container += reference.containers
             }
         }
-        let baseStarts = starts
+        let (baseStarts, baseOutlineParts) = (starts, outlineParts)
         let made = runs.enumerated().map { $0 }.parallelMap(workers: runs.count >= 8 ? workers : 1) { (position, run) -> Result<(PartReference, Int), Failure> in
             var part = ManifestPart()
             switch run {
@@ -163,12 +168,14 @@ public enum ManifestSplit {
                     for sha256 in (manifest.blocks[position].files ?? [:]).values { part.files[sha256] = allFiles[sha256] }
                 }
                 if let published, let reference = published.blockPart(holding: manifest.blocks[range], files: part.files) {
+                    if let entries = published.blockEntries[reference.sha256] { return .success((reference, entries.count)) }
                     // The entries without the part's other fields: still a lower bound.
                     let rest = CanonicalJSON.encode(ManifestPart(files: part.files)).count
                     return .success((reference, max(0, Int(reference.size) - rest)))
                 }
                 part.blocks = Array(manifest.blocks[range])
             case .outline(let range):
+                if let reference = baseOutlineParts[range.lowerBound], reference.containers == range.count { return .success((reference, 0)) }
                 part.outline = Array(outline[range])
                 if let published, let reference = published.outlinePart(holding: part.outline) { return .success((reference, 0)) }
             }
@@ -201,15 +208,29 @@ public enum ManifestSplit {
     }
 
     /// The parts of a publish in place, by the usage id of their first entry, with what they
-    /// hold. Only a publish read from its index and parts qualifies: each part was then checked
-    /// against the size and hash the index names, so one named again is known to be intact.
+    /// hold. A part is named again only when it is known to be intact and to hold what the
+    /// publish's manifest says: a publish read from its index and parts had each part checked
+    /// against the size and hash the index names; beside a `manifest.json`, which is what was
+    /// read, the block parts are read and checked to be exactly its blocks (`verifiedEntries`).
     public struct PublishedParts: Sendable {
         let manifest: CourseManifest
         let blockParts: [String: (reference: PartReference, start: Int)]
         let outlineParts: [String: (reference: PartReference, start: Int)]
+        /// Each block part's entries as `manifest.json` holds them, by the part's hash: beside a
+        /// `manifest.json`, so that the next one is made of them where a part is named again.
+        public let blockEntries: [String: ArraySlice<UInt8>]
 
-        public init?(_ published: PublishedManifest) {
-            guard !published.hasWholeFile, let index = published.index else { return nil }
+        /// `folder` holds the publish; its parts are read on `workers` threads.
+        public init?(_ published: PublishedManifest, in folder: String, workers: Int = 1) {
+            guard let index = published.index else { return nil }
+            if published.hasWholeFile {
+                guard let whole = published.wholeBytes,
+                    let entries = Self.verifiedEntries(of: index, in: folder, workers: workers, whole: whole, decoded: published.manifest)
+                else { return nil }
+                blockEntries = entries
+            } else {
+                blockEntries = [:]
+            }
             manifest = published.manifest
             let outline = manifest.outline ?? []
             var blockParts: [String: (PartReference, Int)] = [:]
@@ -217,12 +238,46 @@ public enum ManifestSplit {
             var (block, container) = (0, 0)
             for reference in index.parts {
                 if reference.blocks > 0, block < manifest.blocks.count { blockParts[manifest.blocks[block].usageID] = (reference, block) }
-                if reference.containers > 0, container < outline.count { outlineParts[outline[container].usageID] = (reference, container) }
+                // Beside a `manifest.json` only the block parts were checked; the outline's few
+                // parts are made again (and, holding the same bytes, not written).
+                if reference.containers > 0, container < outline.count, !published.hasWholeFile {
+                    outlineParts[outline[container].usageID] = (reference, container)
+                }
                 block += reference.blocks
                 container += reference.containers
             }
             self.blockParts = blockParts
             self.outlineParts = outlineParts
+        }
+
+        /// The block entries of every block part `index` names in `folder`, by hash, when they are
+        /// exactly the blocks of `whole` (the `manifest.json` beside it, which decoded as
+        /// `decoded`): each part of the size and hash named, in this layout, holding as many
+        /// entries as named, and the blocks array of `whole` those runs, byte for byte. Nil
+        /// otherwise: a build that stopped between writing `manifest.json` and the index left an
+        /// index naming the parts of the manifest before, and a hand-edited folder anything.
+        static func verifiedEntries(
+            of index: ManifestIndex, in folder: String, workers: Int, whole: [UInt8], decoded: CourseManifest
+        ) -> [String: ArraySlice<UInt8>]? {
+            let references = index.parts.filter { $0.blocks > 0 }
+            guard index.parts.allSatisfy({ $0.blocks == 0 || $0.containers == 0 }) else { return nil }
+            let read = references.parallelMap(workers: references.count >= 8 ? workers : 1) { reference -> ArraySlice<UInt8>? in
+                guard CourseFile.isContentKey(reference.sha256),
+                    let bytes = try? PublishedManifest.readFile(folder + "/" + reference.path), verify(bytes, as: reference),
+                    let (range, count) = CanonicalJSON.countedBlockEntries(inPart: bytes), count == reference.blocks
+                else { return nil }
+                return bytes[range]
+            }
+            var runs: [ArraySlice<UInt8>] = []
+            for run in read {
+                guard let run else { return nil }
+                runs.append(run)
+            }
+            // The rest of `whole` is what decoded as the manifest's other fields.
+            guard runs.isEmpty ? decoded.blocks.isEmpty : CanonicalJSON.blocksArray(of: whole, isMadeOf: runs) else { return nil }
+            var entries: [String: ArraySlice<UInt8>] = [:]
+            for (reference, run) in zip(references, runs) { entries[reference.sha256] = run }
+            return entries
         }
 
         /// The part in place holding exactly these entries and course files.

@@ -15,6 +15,9 @@ public struct PublishedManifest: Sendable {
     /// when it does not decode: the next build writes it again.
     public var index: ManifestIndex?
     public var indexBytes: [UInt8]?
+    /// The bytes of `manifest.json`, kept beside an index that decodes: a build checks the parts
+    /// that index names against them before it names one again (`ManifestSplit.PublishedParts`).
+    public var wholeBytes: [UInt8]?
 
     /// Bytes of the file at a path relative to the publish's root; nil when there is none.
     public typealias Reader = (String) throws(ManifestError) -> [UInt8]?
@@ -46,7 +49,9 @@ public struct PublishedManifest: Sendable {
         if let whole = try reading(wholeFileName) {
             let manifest = try ManifestFile.decode(Data(whole), path: location + "/" + wholeFileName)
             let index = indexBytes.flatMap { try? ManifestFile.decodeIndex($0, path: indexPath) }
-            return PublishedManifest(manifest: manifest, hasWholeFile: true, index: index, indexBytes: index == nil ? nil : indexBytes)
+            return PublishedManifest(
+                manifest: manifest, hasWholeFile: true, index: index, indexBytes: index == nil ? nil : indexBytes,
+                wholeBytes: index == nil ? nil : whole)
         }
         guard let indexBytes else { return nil }
         let index = try ManifestFile.decodeIndex(indexBytes, path: indexPath)

@@ -540,7 +540,7 @@ public struct CoursePackager: Sendable {
     ) throws(BuildError) -> ManifestIndex {
         let out = options.outputFolder
         let final = try ManifestWrite(
-            manifest, in: out, pending: pending, workers: options.jobs, published: previous.published.flatMap(ManifestSplit.PublishedParts.init))
+            manifest, in: out, pending: pending, workers: options.jobs, published: previous.published.flatMap { ManifestSplit.PublishedParts($0, in: out, workers: options.jobs) })
         guard final.refusals.isEmpty else { throw .refusedByClients(final.refusals) }
         report.warnings += final.warnings
         var interim: ManifestWrite?

@@ -86,18 +86,21 @@ struct ManifestWrite {
         let mayFit = base.map { $0.write.wholeBytes != nil } ?? (entryBytes <= limit)
         let kept = entries.withLock { $0 }
         var runs: [ArraySlice<UInt8>]? = kept.complete ? [] : nil
+        var runsByPart = kept.runs
         for reference in index.parts where reference.blocks > 0 {
-            guard let run = kept.runs[reference.sha256] else {
+            // A part named again from the publish in place was not made here: its entries are
+            // those its `manifest.json` was checked to hold. A part from a publish without one
+            // brings none: then every entry is encoded, as for a manifest without parts.
+            guard let run = kept.runs[reference.sha256] ?? published?.blockEntries[reference.sha256] else {
                 runs = nil
                 break
             }
+            runsByPart[reference.sha256] = run
             runs?.append(run)
         }
-        // A part named again from the publish in place was not made here: then every entry is
-        // encoded, as it is for a manifest without parts.
         let whole = mayFit ? (runs.map { ManifestFile.encode(manifest, blockEntries: $0) } ?? [UInt8](ManifestFile.encode(manifest))) : nil
         assert(whole == nil || whole == [UInt8](ManifestFile.encode(manifest)), "manifest.json made of its parts' entries differs from its encoding")
-        blockEntries = mayFit && runs != nil ? kept.runs : [:]
+        blockEntries = mayFit && runs != nil ? runsByPart : [:]
         wholeBytes = whole.flatMap { $0.count <= limit ? $0 : nil }
 
         var warnings: [Diagnostic] = []

@@ -141,7 +141,7 @@ import Testing
         for part in split.parts { try Data(part.bytes).write(to: URL(fileURLWithPath: folder + "/" + part.reference.path)) }
         try Data(ManifestFile.encode(split.index)).write(to: URL(fileURLWithPath: folder + "/" + ManifestIndex.fileName))
         let published = try #require(try PublishedManifest.read(folder: folder, workers: 2))
-        let parts = try #require(ManifestSplit.PublishedParts(published))
+        let parts = try #require(ManifestSplit.PublishedParts(published, in: folder, workers: 2))
 
         var edited = manifest
         edited.blocks[1_234].displayName = "Edited"
@@ -167,6 +167,70 @@ import Testing
         }.get()
         #expect(refiledIndex == ManifestSplit.split(refiled).index)
         #expect(made.withLock { $0 } == 1)
+    }
+
+    /// Beside a `manifest.json` the build reads the parts the index names and names them again
+    /// only when they are exactly its blocks: then one edit makes one block part (and the
+    /// outline's few parts, which are not checked), and the parts' entries are what the next
+    /// `manifest.json` is made of. Parts of another manifest, a damaged or missing part, an
+    /// index whose counts cut the entries elsewhere, or a part in another layout: none is named.
+    @Test func besideManifestJSONPartsAreNamedAgainOnlyWhenTheyAreItsBlocks() throws {
+        let manifest = Self.manifest(blocks: 3_000, containers: 700)
+        let split = ManifestSplit.split(manifest)
+        func folder(_ whole: CourseManifest, index: ManifestIndex = split.index, parts: [(String, [UInt8])]? = nil) throws -> String {
+            let folder = NSTemporaryDirectory() + "coursepack-parts-\(UUID().uuidString)"
+            try FileManager.default.createDirectory(atPath: folder + "/" + ManifestPart.folder, withIntermediateDirectories: true)
+            for (path, bytes) in parts ?? split.parts.map({ ($0.reference.path, $0.bytes) }) {
+                try Data(bytes).write(to: URL(fileURLWithPath: folder + "/" + path))
+            }
+            try Data(ManifestFile.encode(index)).write(to: URL(fileURLWithPath: folder + "/" + ManifestIndex.fileName))
+            try Data(ManifestFile.encode(whole)).write(to: URL(fileURLWithPath: folder + "/" + PublishedManifest.wholeFileName))
+            return folder
+        }
+        func parts(_ folder: String) throws -> ManifestSplit.PublishedParts? {
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let published = try #require(try PublishedManifest.read(folder: folder, workers: 2))
+            #expect(published.hasWholeFile)
+            return ManifestSplit.PublishedParts(published, in: folder, workers: 2)
+        }
+
+        let intact = try #require(try parts(try folder(manifest)))
+        let blockParts = split.index.parts.filter { $0.blocks > 0 }
+        let runs = try blockParts.map { try #require(intact.blockEntries[$0.sha256]) }
+        #expect(ManifestFile.encode(manifest, blockEntries: runs) == [UInt8](ManifestFile.encode(manifest)))
+        var edited = manifest
+        edited.blocks[1_234].displayName = "Edited"
+        let made = Mutex(0)
+        let (index, _) = try ManifestSplit.index(of: edited, workers: 2, published: intact) { (_, _) -> CancellationError? in
+            made.withLock { $0 += 1 }
+            return nil
+        }.get()
+        #expect(index == ManifestSplit.split(edited).index)
+        #expect(made.withLock { $0 } == 1 + split.index.parts.count { $0.containers > 0 })
+
+        // What a build that stopped between manifest.json and the index leaves: its parts and
+        // manifest.json, the index (and parts) of the publish before.
+        #expect(try parts(try folder(edited, parts: split.parts.map { ($0.reference.path, $0.bytes) } + ManifestSplit.split(edited).parts.map { ($0.reference.path, $0.bytes) })) == nil)
+        var inserted = manifest
+        inserted.blocks.insert(manifest.blocks[5], at: 6)
+        inserted.blocks[6].usageID += "-copy"
+        #expect(try parts(try folder(inserted)) == nil, "a block more")
+        let first = try #require(blockParts.first)
+        var damaged = split.parts.map { ($0.reference.path, $0.bytes) }
+        damaged[0].1[damaged[0].1.count / 2] ^= 1
+        #expect(try parts(try folder(manifest, parts: damaged)) == nil, "a damaged part")
+        #expect(try parts(try folder(manifest, parts: Array(split.parts.dropFirst().map { ($0.reference.path, $0.bytes) }))) == nil, "a part missing")
+        // The same parts, the first said to hold one entry more and the second one fewer.
+        var shifted = split.index
+        shifted.parts[0].blocks += 1
+        shifted.parts[1].blocks -= 1
+        #expect(shifted.parts[1].containers == 0 && shifted.parts[1].blocks > 0)
+        #expect(try parts(try folder(manifest, index: shifted)) == nil, "counts that cut the entries elsewhere")
+        // The first part's entries written compactly, the index naming that file.
+        let compact = Array(String(decoding: split.parts[0].bytes, as: UTF8.self).replacingOccurrences(of: "\n    {", with: "\n {").utf8)
+        var relaid = split.index
+        relaid.parts[0] = PartReference(sha256: SHA256Hex.of(compact), size: UInt64(compact.count), blocks: first.blocks, containers: 0)
+        #expect(try parts(try folder(manifest, index: relaid, parts: [(relaid.parts[0].path, compact)] + split.parts.dropFirst().map { ($0.reference.path, $0.bytes) })) == nil, "another layout")
     }
 
     @Test func oneEditOrInsertionChangesOnePart() {

@@ -113,6 +113,40 @@ import TestSupport
         #expect(TestSupport.files(under: out) == before)
     }
 
+    /// Beside `manifest.json`, which is then the previous publish, a part the index names is
+    /// named again only when the parts are exactly `manifest.json`'s blocks. A build that stopped
+    /// after writing `manifest.json` left the index of the publish before, naming a part of the
+    /// entries before the edit; a part may be damaged or gone. Each time the rebuild makes its
+    /// parts again and the publish verifies.
+    @Test(arguments: ["the index of the publish before", "a damaged part", "a part missing"])
+    func besideManifestJSONOnlyPartsHoldingItsBlocksAreNamedAgain(_ damage: String) throws {
+        let course = try fourBlockCourse()
+        let (out, _) = try build(course)
+        let earlierIndex = TestSupport.read(out + "/" + ManifestIndex.fileName)
+        let earlierParts = try Self.index(in: out).parts.map { ($0.path, TestSupport.read(out + "/" + $0.path)) }
+        try TestSupport.write(["html/a.html": "<p>Edited before the crash.</p>"], under: course)
+        _ = try build(course, into: out, publishedAt: "2026-12-01T00:00:00Z")
+        let goodIndex = TestSupport.read(out + "/" + ManifestIndex.fileName)
+        let part = try #require(try Self.index(in: out).parts.first { $0.blocks > 0 }).path
+        switch damage {
+        case "the index of the publish before":
+            #expect(earlierIndex != goodIndex)
+            for (path, bytes) in earlierParts { try TestSupport.writeBytes(bytes, to: out + "/" + path) }
+            try TestSupport.writeBytes(earlierIndex, to: out + "/" + ManifestIndex.fileName)
+        case "a damaged part":
+            var bytes = TestSupport.read(out + "/" + part)
+            bytes[bytes.count / 2] ^= 0x01
+            try TestSupport.writeBytes(bytes, to: out + "/" + part)
+        default:
+            #expect(unlink(out + "/" + part) == 0)
+        }
+        let (_, report) = try build(course, into: out, publishedAt: "2026-12-01T00:00:00Z")
+        #expect(report.errors == [] && report.counts.built == 0, "\(damage): \(report.counts)")
+        #expect(TestSupport.read(out + "/" + ManifestIndex.fileName) == goodIndex, "\(damage): the index of the course built")
+        let verified = try PublishVerifier.verify(folder: out)
+        #expect(verified.problems.isEmpty, "\(damage): \(verified.problems)")
+    }
+
     /// A folder as builders before the split form wrote it (manifest.json alone) is a complete
     /// publish: clients read manifest.json when there is no index.
     @Test func verifyAcceptsManifestJSONAlone() throws {
