@@ -146,13 +146,9 @@ import Testing
         var edited = manifest
         edited.blocks[1_234].displayName = "Edited"
         edited.outline?[300].displayName = "Edited unit"
-        let made = Mutex(0)
-        let (index, entryBytes) = try ManifestSplit.index(of: edited, workers: 2, published: parts) { (_, _) -> CancellationError? in
-            made.withLock { $0 += 1 }
-            return nil
-        }.get()
+        let (index, entryBytes, made) = try Self.indexCountingParts(of: edited, published: parts)
         #expect(index == ManifestSplit.split(edited).index)
-        #expect(made.withLock { $0 } == 2, "one block part and one outline part")
+        #expect(made == 2, "one block part and one outline part")
         let wholeSize = ManifestFile.encode(edited).count
         #expect(entryBytes > wholeSize / 2 && entryBytes < wholeSize, "\(entryBytes) of \(wholeSize)")
 
@@ -160,13 +156,9 @@ import Testing
         var refiled = manifest
         let sha = try #require(refiled.blocks[10].files?["index.html"])
         refiled.files?[sha]?.compressedSize += 1
-        made.withLock { $0 = 0 }
-        let (refiledIndex, _) = try ManifestSplit.index(of: refiled, workers: 2, published: parts) { (_, _) -> CancellationError? in
-            made.withLock { $0 += 1 }
-            return nil
-        }.get()
+        let (refiledIndex, _, refiledMade) = try Self.indexCountingParts(of: refiled, published: parts)
         #expect(refiledIndex == ManifestSplit.split(refiled).index)
-        #expect(made.withLock { $0 } == 1)
+        #expect(refiledMade == 1)
     }
 
     /// Beside a `manifest.json` the build reads the parts the index names and names them again
@@ -200,13 +192,9 @@ import Testing
         #expect(ManifestFile.encode(manifest, blockEntries: runs) == [UInt8](ManifestFile.encode(manifest)))
         var edited = manifest
         edited.blocks[1_234].displayName = "Edited"
-        let made = Mutex(0)
-        let (index, _) = try ManifestSplit.index(of: edited, workers: 2, published: intact) { (_, _) -> CancellationError? in
-            made.withLock { $0 += 1 }
-            return nil
-        }.get()
+        let (index, _, made) = try Self.indexCountingParts(of: edited, published: intact)
         #expect(index == ManifestSplit.split(edited).index)
-        #expect(made.withLock { $0 } == 1 + split.index.parts.count { $0.containers > 0 })
+        #expect(made == 1 + split.index.parts.count { $0.containers > 0 })
 
         // What a build that stopped between manifest.json and the index leaves: its parts and
         // manifest.json, the index (and parts) of the publish before.
@@ -289,5 +277,18 @@ import Testing
         #expect(ManifestFile.blockEntries(inPart: outlineOnly.bytes) == nil)
         #expect(ManifestFile.blockEntries(inPart: Array("{\"blocks\":[{\"usage_id\":\"x\"}]}".utf8)) == nil)
         #expect(ManifestFile.blockEntries(inPart: []) == nil)
+    }
+
+    /// The index of `manifest` beside a previous publish, with its entry bytes and how many
+    /// parts were made (not named again from `published`).
+    private static func indexCountingParts(
+        of manifest: CourseManifest, published: ManifestSplit.PublishedParts
+    ) throws -> (index: ManifestIndex, entryBytes: Int, made: Int) {
+        let made = Mutex(0)
+        let (index, entryBytes) = try ManifestSplit.index(of: manifest, workers: 2, published: published) { (_, _) -> CancellationError? in
+            made.withLock { $0 += 1 }
+            return nil
+        }.get()
+        return (index, entryBytes, made.withLock { $0 })
     }
 }
