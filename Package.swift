@@ -120,7 +120,7 @@ let package = Package(
             name: "SearchTests",
             dependencies: [
                 "CourseSearch", "OfflineSearch", "Packager", "BlockRenderer", "Manifest", "ZipArchive", "ClientTarget", "SyncClient", "TestSupport", "coursepack",
-                "coursepack-sync", "coursepack-device",
+                "coursepack-sync", "coursepack-device", "IncrementalBuild",
             ]
         ),
         .testTarget(name: "DiagnosticsTests", dependencies: ["Diagnostics"]),

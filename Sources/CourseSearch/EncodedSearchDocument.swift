@@ -108,4 +108,53 @@ public struct EncodedSearchDocument: Sendable {
         JSONString.append(usageID, to: &bytes)
         bytes.append(UInt8(ascii: "}"))
     }
+
+    /// The text, body terms and usage id literals (quotes included) of one whole document as
+    /// `append` wrote it, read back from its bytes; nil for bytes of any other shape: part of a
+    /// document, two of them, or anything after its closing brace.
+    public static func literals(
+        in document: ArraySlice<UInt8>
+    ) -> (text: ArraySlice<UInt8>, bodyTerms: ArraySlice<UInt8>, usageID: ArraySlice<UInt8>)? {
+        var position = document.startIndex
+        func expect(_ text: StaticString) -> Bool {
+            let expected = UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount)
+            guard document.endIndex - position >= expected.count, document[position..<position + expected.count].elementsEqual(expected)
+            else { return false }
+            position += expected.count
+            return true
+        }
+        // A string literal from its opening quote through its closing one.
+        func literal() -> ArraySlice<UInt8>? {
+            guard position < document.endIndex, document[position] == UInt8(ascii: "\"") else { return nil }
+            let start = position
+            position += 1
+            while position < document.endIndex {
+                switch document[position] {
+                case UInt8(ascii: "\""):
+                    position += 1
+                    return document[start..<position]
+                case UInt8(ascii: "\\"):
+                    position += 2
+                default:
+                    position += 1
+                }
+            }
+            return nil
+        }
+        guard expect("{\"body_terms\":"), let bodyTerms = literal() else { return nil }
+        if expect(",\"page\":") { guard literal() != nil else { return nil } }
+        guard expect(",\"path\":[") else { return nil }
+        if !expect("]") {
+            repeat {
+                guard literal() != nil else { return nil }
+            } while expect(",")
+            guard expect("]") else { return nil }
+        }
+        guard expect(",\"path_terms\":"), literal() != nil, expect(",\"text\":"), let text = literal(),
+            expect(",\"title\":"), literal() != nil, expect(",\"title_terms\":"), literal() != nil,
+            expect(",\"type\":"), literal() != nil, expect(",\"usage_id\":"), let usageID = literal(),
+            expect("}"), position == document.endIndex
+        else { return nil }
+        return (text, bodyTerms, usageID)
+    }
 }

@@ -41,8 +41,8 @@ public struct RecordFile: Sendable {
     /// Written beside `path` and renamed into place; `synced`: the file and then its folder
     /// are synced too, for a file whose loss would be wrong rather than slow. A cache is saved
     /// unsynced: after a power cut it is the old one, missing or failing its checksum, and each
-    /// costs a rebuild of what it held, nothing else. A build's state is a dozen such files, up
-    /// to 64 shards of search text among them, and each sync is a flush of the disk.
+    /// costs a rebuild of what it held, nothing else. A build's state is several such files,
+    /// and each sync is a flush of the disk.
     ///
     /// The checksum is appended in place, into the room `init` reserved for it, where a copy to
     /// seal the file would double the buffer.

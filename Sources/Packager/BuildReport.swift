@@ -12,10 +12,14 @@ public struct BuildReport: Codable, Sendable {
         public var offlineFalse = 0
         /// Blocks whose page was made; the rest had the inputs of the last build.
         public var rendered = 0
+        /// Search documents whose text was read from their block's page; the others were taken
+        /// from the last build's search index.
+        public var searchTextsRead = 0
 
         enum CodingKeys: String, CodingKey {
             case blocks, built, reused, removed, failed, rendered
             case offlineFalse = "offline_false"
+            case searchTextsRead = "search_texts_read"
         }
     }
 

@@ -190,6 +190,7 @@ public struct CoursePackager: Sendable {
         // next build (a cache by content, which no later failure makes wrong): at 100,000 pages
         // they are the course's whole text, two or three times over.
         var search = try searchIndex(of: course, export: export, renderer: renderer, entries: manifest.blocks)
+        report.counts.searchTextsRead = search.extracted
         try publishShared(search.shared, in: &manifest, previous: previous, writer: writer, store: store, written: &collected.writtenFolders)
         // Published: the parts' bytes go, back to the system, before the caches are written
         // (at 100,000 blocks, 42 MB at the build's peak).
@@ -516,7 +517,6 @@ public struct CoursePackager: Sendable {
         do {
             return try SearchIndexStep(
                 course: course, export: export, renderer: renderer, entries: entries,
-                cachedTexts: SearchTextCache(stateFolder: state, textVersion: SearchIndexStep.textVersion, language: course.language),
                 cachedChunks: DeflatedChunks.load(from: state, level: options.compressionLevel),
                 cachedParts: SearchParts.load(from: state, scope: SearchParts.scope(language: course.language, level: options.compressionLevel)),
                 workers: options.jobs)

@@ -70,6 +70,31 @@ struct DeflatedChunks: Sendable {
         return Array(hasher.finalize())
     }
 
+    /// The bytes `chunk` was deflated from, when they are the bytes `key` names (their length,
+    /// CRC-32 and SHA-256); nil for a damaged cache, whose piece is then made again.
+    static func inflate(_ chunk: Chunk, key: [UInt8]) -> [UInt8]? {
+        var stream = z_stream()
+        guard inflateInit2_(&stream, -15, zlibVersion(), Int32(MemoryLayout<z_stream>.size)) == Z_OK else { return nil }
+        defer { inflateEnd(&stream) }
+        let input = Array(chunk.deflated) + finalBlock
+        // One byte more than the piece should hold: a stream that fills it is too long.
+        var output = [UInt8](repeating: 0, count: chunk.length + 1)
+        let (code, produced) = input.withUnsafeBufferPointer { source in
+            output.withUnsafeMutableBufferPointer { out -> (Int32, Int) in
+                stream.next_in = UnsafeMutablePointer(mutating: source.baseAddress)
+                stream.avail_in = uInt(source.count)
+                stream.next_out = out.baseAddress
+                stream.avail_out = uInt(out.count)
+                let code = CZlib.inflate(&stream, Z_FINISH)
+                return (code, out.count - Int(stream.avail_out))
+            }
+        }
+        guard code == Z_STREAM_END, produced == chunk.length, stream.avail_in == 0 else { return nil }
+        output.removeLast()
+        guard CRC32.checksum(output) == chunk.crc32, Self.key(of: output) == key else { return nil }
+        return output
+    }
+
     /// `bytes` deflated as raw deflate ended by a sync flush, not final: `finalBlock` after it
     /// makes the whole stream.
     static func deflate(_ bytes: [UInt8], level: Int32) throws(ZlibError) -> Chunk {

@@ -157,30 +157,63 @@ public enum IncrementalCheck {
     }
 
     /// The search step cuts its parts by the lengths `search-parts.bin` records for each
-    /// document. A record of the right documents with wrong lengths (a checksum cannot tell: a
-    /// fault in whatever wrote it) must cost work, not the index: the next build, after a page
-    /// edit, equals a fresh one. Nil when it does.
-    public static func buildWithSearchLengthsMisrecorded() throws -> String? {
+    /// document, and reads unchanged documents back from where it records them. A record of the
+    /// right documents with wrong lengths or places (a checksum cannot tell: a fault in whatever
+    /// wrote it) must cost work, not the index: the next build, after a page edit, equals a
+    /// fresh one. Nil when it does.
+    public enum SearchRecordFault: String, CaseIterable, Sendable {
+        /// Every document's length far too long.
+        case tooLong
+        /// Every document's length a byte short.
+        case short
+        /// Pairs of documents with their lengths and places swapped: each names the other's
+        /// bytes, whole, under its own fingerprint.
+        case swapped
+    }
+
+    public static func buildWithSearchRecords(_ fault: SearchRecordFault) throws -> String? {
         let course = TestSupport.temporaryFolder("misrecorded") + "/course"
         try TestSupport.copy(TestSupport.demoCourse, to: course)
         let templates = TestSupport.packageRoot + "/Templates"
         let published = TestSupport.temporaryFolder("misrecorded") + "/published"
         try build(course, templates: templates, into: published)
         let path = BuildOptions.defaultStateFolder(forOutput: published) + "/search-parts.bin"
-        let format = "coursepack-search-parts-v2"
+        let format = "coursepack-search-parts-v3"
         guard let records = RecordFile.load(path, format: format), let head = records.first else { return "no search-parts.bin after a build" }
         var misrecorded = RecordFile(format: format)
         misrecorded.add(head)
         var lengths = 0
+        var held: [ArraySlice<UInt8>]?
         for fields in records.dropFirst() {
-            let length = fields.count == 2 && fields[1].count == 4 ? fields[1].reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) } : 0
+            // A document's record: its fingerprint, its length, its part's piece and offset,
+            // its text key.
+            let isDocument = [2, 4, 5].contains(fields.count) && fields[0].count == 32 && fields[1].count == 4
+            let length = isDocument ? fields[1].reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) } : 0
             guard length > 0 else {
                 misrecorded.add(fields)
                 continue
             }
-            misrecorded.add([fields[0], withUnsafeBytes(of: (length + 100_000).littleEndian) { Array($0) }[...]])
             lengths += 1
+            switch fault {
+            case .tooLong: misrecorded.add([fields[0], withUnsafeBytes(of: (length + 100_000).littleEndian) { Array($0) }[...]] + fields.dropFirst(2))
+            case .short: misrecorded.add([fields[0], withUnsafeBytes(of: (length - 1).littleEndian) { Array($0) }[...]] + fields.dropFirst(2))
+            case .swapped:
+                guard let first = held else {
+                    held = fields
+                    continue
+                }
+                guard first.count >= 4, fields.count >= 4 else {
+                    misrecorded.add(first)
+                    misrecorded.add(fields)
+                    held = nil
+                    continue
+                }
+                misrecorded.add([first[0]] + fields[1...3] + first.dropFirst(4))
+                misrecorded.add([fields[0]] + first[1...3] + fields.dropFirst(4))
+                held = nil
+            }
         }
+        if let held { misrecorded.add(held) }
         guard lengths > 100 else { return "search-parts.bin records \(lengths) document lengths; the demo course has hundreds" }
         misrecorded.save(to: path, synced: false)
         let pages = try FileManager.default.contentsOfDirectory(atPath: course + "/html").filter { $0.hasSuffix(".html") }.sorted()

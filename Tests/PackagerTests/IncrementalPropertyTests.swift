@@ -26,13 +26,14 @@ import Testing
         #expect(outcome.kinds.count >= expectedKinds, "every kind of edit was tried: \(outcome.kinds.sorted())")
     }
 
-    @Test func aBuildAfterSearchLengthsMisrecordedEqualsAFreshOne() throws {
-        let difference = try IncrementalCheck.buildWithSearchLengthsMisrecorded()
+    @Test(arguments: IncrementalCheck.SearchRecordFault.allCases)
+    func aBuildAfterSearchRecordsGoneWrongEqualsAFreshOne(_ fault: IncrementalCheck.SearchRecordFault) throws {
+        let difference = try IncrementalCheck.buildWithSearchRecords(fault)
         #expect(difference == nil, "\(difference ?? "")")
     }
 
     /// The caches a build saves without waiting for the disk (memos, file hashes, page facts,
-    /// search texts and pieces) may come back older, cut short or not at all after a power cut:
+    /// the search index's pieces and cuts) may come back older, cut short or not at all after a power cut:
     /// each only costs work, never a byte of the publish, whatever changed since they were saved.
     @Test(arguments: IncrementalCheck.LostCaches.allCases, IncrementalCheck.EditBetweenBuilds.allCases)
     func aBuildAfterCachesLostInAPowerCutEqualsAFreshOne(_ lost: IncrementalCheck.LostCaches, _ edit: IncrementalCheck.EditBetweenBuilds) throws {

@@ -44,4 +44,39 @@ import TestSupport
             #expect(try SearchIndex.decode(index.encoded(), path: "index.js") == index)
         }
     }
+
+    /// A rebuild reads an unchanged block's text and terms back from the document the last
+    /// index held: the literals found are those written, for awkward text, with and without a
+    /// page and a path, and bytes of any other shape (every cut of a document among them) give
+    /// none rather than a wrong slice.
+    @Test func theLiteralsOfAWrittenDocumentAreReadBackFromItsBytes() throws {
+        let tokenizer = SearchTokenizer(language: "en")
+        let awkward = "quote \" backslash \\ \\\" slash / tab \t newline \n nul \u{0} 日本 🎓 \u{2028} </script> \"text\":\"x\""
+        let documents = [
+            SearchDocument(usageID: "u1", type: "html", title: awkward, path: [awkward, "", "],\"path_terms\":\""], page: "html/x/index.html", text: awkward, tokenizer: tokenizer),
+            SearchDocument(usageID: "u2", type: "video", title: "", path: [], page: nil, text: "", tokenizer: tokenizer),
+            SearchDocument(usageID: "u3", type: "problem", title: "Quiz", path: ["One"], page: nil, text: "Which river?", tokenizer: tokenizer),
+        ]
+        for document in documents {
+            let encoded = EncodedSearchDocument(document)
+            var bytes: [UInt8] = []
+            encoded.append(to: &bytes)
+            let found = try #require(EncodedSearchDocument.literals(in: bytes[...]), "\(document.usageID)")
+            #expect(Array(found.text) == Array(encoded.textLiteral))
+            #expect(Array(found.bodyTerms) == Array(encoded.bodyTermsLiteral))
+            #expect(Array(found.usageID) == Array("\"\(document.usageID)\"".utf8))
+            #expect(EncodedSearchDocument.literals(in: (bytes + Array(",".utf8) + bytes)[...]) == nil, "two documents are not one")
+            // The same bytes inside a part: slices of a larger buffer.
+            let part = Array("[".utf8) + bytes + Array("]".utf8)
+            #expect(EncodedSearchDocument.literals(in: part[1..<(part.count - 1)]).map { Array($0.text) } == Array(encoded.textLiteral))
+            for cut in 1..<bytes.count {
+                #expect(EncodedSearchDocument.literals(in: bytes[cut...]) == nil, "\(document.usageID) from \(cut)")
+            }
+            for cut in 0..<bytes.count {
+                #expect(EncodedSearchDocument.literals(in: bytes[..<cut]) == nil, "\(document.usageID) cut at \(cut)")
+            }
+        }
+        #expect(EncodedSearchDocument.literals(in: Array(#"{"body_terms":"a","path":["b"],"text":"c"}"#.utf8)[...]) == nil)
+        #expect(EncodedSearchDocument.literals(in: Array("[]".utf8)[...]) == nil)
+    }
 }

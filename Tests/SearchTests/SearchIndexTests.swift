@@ -2,6 +2,7 @@ import ClientTarget
 import CourseSearch
 import FileSystem
 import Foundation
+import IncrementalBuild
 import Manifest
 import OfflineSearch
 import Packager
@@ -16,6 +17,12 @@ func build(_ course: String, into out: String? = nil) throws -> String {
     let options = try BuildOptions(outputFolder: folder, publishedAt: "2026-11-22T10:00:00Z", jobs: 2)
     _ = try CoursePackager(options: options).build(coursePath: course)
     return folder
+}
+
+/// Builds `course` into `out`, returning the report.
+func reportedBuild(_ course: String, into out: String) throws -> BuildReport {
+    let options = try BuildOptions(outputFolder: out, publishedAt: "2026-11-22T10:00:00Z", jobs: 2)
+    return try CoursePackager(options: options).build(coursePath: course)
 }
 
 /// The search index a build published, read back from its archive.
@@ -125,110 +132,86 @@ func courseWithPlantedAnswers() throws -> String {
         #expect(fresh == renamed)
     }
 
-    /// The texts a rebuild takes from the state folder are kept in shards by usage id: an edit
-    /// writes only its page's shard again, a removed block's record leaves its shard, and what
-    /// the next build publishes from them is what a fresh build publishes.
-    @Test func anEditWritesOnlyItsTextShardAndARemovalDropsItsRecord() throws {
-        let course = TestSupport.temporaryFolder("search-texts") + "/course"
-        try TestSupport.copy(TestSupport.exampleCourse, to: course)
-        let out = try build(course)
-        let shards = out + ".coursepack-state/search-texts"
-        func stamps() -> [String: [Int64]] {
-            var stamps: [String: [Int64]] = [:]
-            for name in (try? FileManager.default.contentsOfDirectory(atPath: shards)) ?? [] {
-                if let stamp = FileStamp.of(shards + "/" + name) { stamps[name] = [Int64(stamp.inode), stamp.modified] }
-            }
-            return stamps
-        }
-        func holding(_ id: String) -> [String] {
-            stamps().keys.filter { TestSupport.read(shards + "/" + $0).firstRange(of: Array(id.utf8)) != nil }.sorted()
-        }
-        let welcome = "block-v1:CoursepackX+CP101+2026+type@html+block@welcome_page"
-        let before = stamps()
-        #expect(before.count > 1)
-        let shard = holding(welcome)
-        #expect(shard.count == 1)
-
-        let page = course + "/html/welcome_page.html"
-        try TestSupport.writeBytes(TestSupport.read(page) + Array("<p>Zanzibarian lighthouse keepers.</p>".utf8), to: page)
-        _ = try build(course, into: out)
-        let edited = stamps()
-        #expect(Set(edited.keys) == Set(before.keys))
-        #expect(edited.filter { before[$0.key] != $0.value }.map(\.key) == shard)
-        #expect(TestSupport.read(shards + "/" + shard[0]).firstRange(of: Array("lighthouse".utf8)) != nil)
-
-        // A page no other page links to, so no other page changes with it.
-        let styled = "block-v1:CoursepackX+CP101+2026+type@html+block@styled_page"
-        let styledShard = holding(styled)
-        #expect(styledShard.count == 1)
-        let unit = course + "/vertical/intro_unit.xml"
-        let pointer = "<html url_name=\"styled_page\" display_name=\"A styled page (pointer overrides the file's name)\"/>"
-        let unitText = String(decoding: TestSupport.read(unit), as: UTF8.self)
-        #expect(unitText.contains(pointer))
-        try TestSupport.writeBytes(Array(unitText.replacingOccurrences(of: pointer, with: "").utf8), to: unit)
-        _ = try build(course, into: out)
-        #expect(holding(styled) == [])
-        let removed = stamps()
-        #expect(removed.filter { edited[$0.key] != $0.value }.map(\.key) == styledShard, "only the removed block's shard")
-        let (fresh, _) = try publishedIndex(in: try build(course))
-        #expect(try publishedIndex(in: out).0 == fresh)
-    }
-
-    /// A rebuild reads a text shard whole only when a block of it needs its text: with every
-    /// shard's checksum broken, a one-page edit of the demo course reads and repairs the shards
-    /// its part's documents are in and leaves the others as they are (reading every shard, as
-    /// builds did, found them all damaged and wrote them all again); what it publishes is what a
-    /// fresh build publishes, and so is the next edit's, which needs other shards.
-    @Test func anEditReadsOnlyTheTextShardsItsPartNeeds() throws {
-        let course = TestSupport.temporaryFolder("search-lazy-texts") + "/course"
+    /// A rebuild reads from pages only the text of the pages that changed: every other document
+    /// of a part made again is read back from the last build's part, whether it kept its name
+    /// and place (its bytes as they were) or not (its text and terms under its new name, as
+    /// after a chapter's rename), and what it publishes is what a fresh build publishes.
+    @Test func aRebuildReadsTheTextOfOnlyTheChangedPages() throws {
+        let course = TestSupport.temporaryFolder("search-reread") + "/course"
         try TestSupport.copy(TestSupport.demoCourse, to: course)
-        let out = try build(course)
-        let shards = out + ".coursepack-state/search-texts"
-        let names = try FileManager.default.contentsOfDirectory(atPath: shards).sorted()
-        #expect(names.count > 100)
-        for name in names {
-            var bytes = TestSupport.read(shards + "/" + name)
-            bytes[bytes.count - 1] ^= 0xff
-            try TestSupport.writeBytes(bytes, to: shards + "/" + name)
-        }
-        let damaged = Dictionary(uniqueKeysWithValues: names.map { ($0, TestSupport.read(shards + "/" + $0)) })
+        let out = TestSupport.temporaryFolder("search-reread-out")
+        let first = try reportedBuild(course, into: out)
+        #expect(first.counts.searchTextsRead > 100, "a first build reads every page: \(first.counts.searchTextsRead)")
+        #expect(!FileManager.default.fileExists(atPath: out + ".coursepack-state/search-texts"))
 
         let page = course + "/html/c912821348e0498eab881430f3399e06.html"
         try TestSupport.writeBytes(TestSupport.read(page) + Array("<p>Zanzibarian lighthouse keepers.</p>".utf8), to: page)
-        _ = try build(course, into: out)
-        let rewritten = names.filter { TestSupport.read(shards + "/" + $0) != damaged[$0] }
-        #expect(!rewritten.isEmpty)
-        #expect(rewritten.count < names.count / 2, "\(rewritten.count) of \(names.count) shards read and written again")
-        #expect(try publishedIndex(in: out).0 == (try publishedIndex(in: try build(course))).0)
+        let edited = try reportedBuild(course, into: out)
+        #expect(edited.counts.searchTextsRead == 1)
+        let (published, index) = try publishedIndex(in: out)
+        #expect(published == (try publishedIndex(in: try build(course))).0)
+        #expect(index.documents.contains { $0.bodyTerms.contains("zanzibarian lighthouse") })
 
-        let other = course + "/html/013c611e421e43d6a10857ea388bf510.html"
-        try TestSupport.writeBytes(TestSupport.read(other) + Array("<p>Quaternion lamplighters.</p>".utf8), to: other)
-        _ = try build(course, into: out)
+        // Every block under the renamed chapter has a new path, and so a new fingerprint; none
+        // of their pages changed.
+        let chapter = try FileManager.default.contentsOfDirectory(atPath: course + "/chapter").sorted()
+            .map { course + "/chapter/" + $0 }
+            .first { String(decoding: TestSupport.read($0), as: UTF8.self).contains("display_name=\"Module 3: Ace the Assessments!\"") }
+        let renamedChapter = try #require(chapter)
+        try TestSupport.writeBytes(Array(String(decoding: TestSupport.read(renamedChapter), as: UTF8.self)
+            .replacingOccurrences(of: "display_name=\"Module 3: Ace the Assessments!\"", with: "display_name=\"Première semaine\"").utf8), to: renamedChapter)
+        let renamed = try reportedBuild(course, into: out)
+        #expect(renamed.counts.searchTextsRead == 0, "\(renamed.counts)")
+        #expect(renamed.counts.rendered == 0)
+        let (afterRename, renamedIndex) = try publishedIndex(in: out)
+        #expect(afterRename != published)
+        #expect(renamedIndex.documents.contains { $0.pathTerms.hasPrefix("premiere semaine") })
+        #expect(afterRename == (try publishedIndex(in: try build(course))).0)
+    }
+
+    /// The last build's parts are state, not the publish: one whose bytes are not those its key
+    /// names (damaged, or changed by hand) is not read, and a rebuild reads the pages again,
+    /// publishing what a fresh build publishes.
+    @Test func aDamagedPieceOfTheLastIndexIsNotRead() throws {
+        let course = TestSupport.temporaryFolder("search-damaged-piece") + "/course"
+        try TestSupport.copy(TestSupport.exampleCourse, to: course)
+        let out = TestSupport.temporaryFolder("search-damaged-piece-out")
+        _ = try reportedBuild(course, into: out)
+        // A byte of every piece's deflated bytes changed, and the file sealed again with its
+        // checksum, as a careful hand would: each piece still inflates to as many bytes.
+        let chunks = out + ".coursepack-state"
+        let format = "coursepack-search-chunks-v3"
+        let records = try #require(RecordFile.load(chunks + "/search-chunks.bin", format: format))
+        var resealed = RecordFile(format: format)
+        for fields in records {
+            var fields = fields.map { Array($0) }
+            if fields.count == 4, fields[3].count > 8 { fields[3][fields[3].count / 2] ^= 0x01 }
+            resealed.add(fields.map { $0[...] })
+        }
+        resealed.save(to: chunks + "/search-chunks.bin", synced: false)
+
+        let page = course + "/html/welcome_page.html"
+        try TestSupport.writeBytes(TestSupport.read(page) + Array("<p>Quaternion lamplighters.</p>".utf8), to: page)
+        let rebuilt = try reportedBuild(course, into: out)
+        #expect(rebuilt.counts.searchTextsRead >= 1)
         let (published, index) = try publishedIndex(in: out)
         #expect(published == (try publishedIndex(in: try build(course))).0)
         #expect(index.documents.contains { $0.bodyTerms.contains("quaternion lamplighters") })
     }
 
-    /// A shard lost from the state folder is written again, with the records of every block it
-    /// should hold, by the next build that runs, whichever page that build is for.
-    @Test func aLostTextShardIsWrittenAgainByTheNextBuild() throws {
-        let course = TestSupport.temporaryFolder("search-lost-shard") + "/course"
+    /// A state folder an earlier coursepack left holds the per-block texts it read from
+    /// (`search-texts/`): the next build removes them, and nothing else.
+    @Test func theTextsAnEarlierVersionKeptAreRemoved() throws {
+        let course = TestSupport.temporaryFolder("search-legacy-texts") + "/course"
         try TestSupport.copy(TestSupport.exampleCourse, to: course)
-        let out = try build(course)
-        let welcome = Array("block-v1:CoursepackX+CP101+2026+type@html+block@welcome_page".utf8)
-        let shards = out + ".coursepack-state/search-texts"
-        let holding = try FileManager.default.contentsOfDirectory(atPath: shards).filter {
-            TestSupport.read(shards + "/" + $0).firstRange(of: welcome) != nil
-        }
-        try #require(holding.count == 1)
-        try FileManager.default.removeItem(atPath: shards + "/" + holding[0])
-
-        let other = try FileManager.default.contentsOfDirectory(atPath: course + "/html").filter { $0.hasSuffix(".html") && $0 != "welcome_page.html" }.sorted()
-        let page = course + "/html/" + (try #require(other.first))
-        try TestSupport.writeBytes(TestSupport.read(page) + Array("<p>One more line.</p>".utf8), to: page)
-        _ = try build(course, into: out)
-        #expect(TestSupport.read(shards + "/" + holding[0]).firstRange(of: welcome) != nil)
-        #expect(try publishedIndex(in: out).0 == (try publishedIndex(in: try build(course))).0)
+        let out = TestSupport.temporaryFolder("search-legacy-texts-out")
+        let texts = out + ".coursepack-state/search-texts"
+        try FileManager.default.createDirectory(atPath: texts, withIntermediateDirectories: true)
+        try TestSupport.writeBytes(Array("old".utf8), to: texts + "/17.bin")
+        try TestSupport.writeBytes(Array("mine".utf8), to: texts + "/notes.txt")
+        _ = try reportedBuild(course, into: out)
+        #expect(!FileManager.default.fileExists(atPath: texts + "/17.bin"))
+        #expect(FileManager.default.fileExists(atPath: texts + "/notes.txt"), "only the shard files it wrote")
     }
 
     /// The documents are in parts named after their hashes: an edit to one page of the demo
