@@ -28,6 +28,14 @@ final class PreviousDocuments: Sendable {
     /// document of `usageID` (a record wrong about where it is costs its text's extraction,
     /// never another document's bytes in its place).
     func bytes(of fingerprint: [UInt8], usageID: String) -> ArraySlice<UInt8>? {
+        document(of: fingerprint, usageID: usageID)?.bytes
+    }
+
+    /// The document's bytes with the literals `EncodedSearchDocument.literals` found in them,
+    /// read once for both callers.
+    private func document(
+        of fingerprint: [UInt8], usageID: String
+    ) -> (bytes: ArraySlice<UInt8>, text: ArraySlice<UInt8>, bodyTerms: ArraySlice<UInt8>)? {
         guard let document = parts.documents[fingerprint], document.chunk >= 0, document.length > 0, let part = part(document.chunk)
         else { return nil }
         let start = Int(document.offset)
@@ -35,7 +43,7 @@ final class PreviousDocuments: Sendable {
         guard start >= 0, end <= part.count, let found = EncodedSearchDocument.literals(in: part[start..<end]),
             found.usageID.elementsEqual(JSONString.literal(usageID))
         else { return nil }
-        return part[start..<end]
+        return (part[start..<end], found.text, found.bodyTerms)
     }
 
     /// The text and body terms literals a block whose page has this text key had in the last
@@ -48,9 +56,7 @@ final class PreviousDocuments: Sendable {
             found = made
             return made
         }
-        guard let fingerprint = fingerprints[textKey], let bytes = bytes(of: fingerprint, usageID: usageID),
-            let found = EncodedSearchDocument.literals(in: bytes)
-        else { return nil }
+        guard let fingerprint = fingerprints[textKey], let found = document(of: fingerprint, usageID: usageID) else { return nil }
         return (found.text, found.bodyTerms)
     }
 
