@@ -15,6 +15,10 @@ public struct Course: Sendable {
     /// What was read differently from how it is written, as the LMS import does it (a
     /// duplicate url_name renamed, a course without `org`), each with what was done instead.
     public let warnings: [CourseIssue]
+    /// The plain block files the load read ahead (`TYPE/*.xml`), in path order, each with the
+    /// stamp it had: what a later load may take as `KnownBlockFiles`. Empty unless the load was
+    /// given `KnownBlockFiles` (none known is an empty set).
+    public let readBlockFiles: [ReadBlockFile]
 
     public var id: String { "course-v1:\(org)+\(number)+\(run)" }
 

@@ -13,14 +13,22 @@ public enum CourseLoader {
     /// Loads from an export folder (or its parent) or a `.tar.gz`; the caller closes the export.
     /// `workers` threads read and parse block files (`--jobs 1` means one thread throughout).
     /// `largestStaticFile`: a file under `static/` larger than this is left out, with a warning.
+    /// `known`: block files an earlier load read (`Course.readBlockFiles`), taken instead of the
+    /// disk's while their stamps vouch for them; not asked for an unpacked tarball's files. With
+    /// it, the files read are kept in `Course.readBlockFiles`.
     public static func open(
-        _ path: String, workers: Int = ProcessInfo.processInfo.activeProcessorCount, largestStaticFile: UInt64 = .max
+        _ path: String, workers: Int = ProcessInfo.processInfo.activeProcessorCount, largestStaticFile: UInt64 = .max,
+        known: (any KnownBlockFiles)? = nil
     ) throws(CourseError) -> (Course, OpenedExport) {
         let export = try OpenedExport.open(path)
         // A tarball unpacks into a temporary folder whose name means nothing: name it after the tarball.
         let folderName = export.temporaryFolder == nil ? nil : Self.nameWithoutArchiveSuffix(path)
+        let fromFolder = export.temporaryFolder == nil
         do {
-            return (try load(export.directory, workers: workers, folderName: folderName, largestStaticFile: largestStaticFile), export)
+            let course = try load(
+                export.directory, workers: workers, folderName: folderName, largestStaticFile: largestStaticFile,
+                known: fromFolder && known?.root == export.directory.root ? known : nil, keepsReads: known != nil)
+            return (course, export)
         } catch {
             export.close()
             throw error
@@ -28,10 +36,11 @@ public enum CourseLoader {
     }
 
     /// `folderName` stands in for the export folder's name, which old exports without a
-    /// `course` attribute take as the course number (as the LMS does).
+    /// `course` attribute take as the course number (as the LMS does). `keepsReads`: the block
+    /// files read are kept in `Course.readBlockFiles`.
     public static func load(
         _ directory: ExportDirectory, workers: Int = ProcessInfo.processInfo.activeProcessorCount, folderName: String? = nil,
-        largestStaticFile: UInt64 = .max
+        largestStaticFile: UInt64 = .max, known: (any KnownBlockFiles)? = nil, keepsReads: Bool = false
     ) throws(CourseError) -> Course {
         let courseXML = try parse(directory, "course.xml")
         guard courseXML.name == "course" else {
@@ -42,7 +51,9 @@ public enum CourseLoader {
         let (policy, policyWarnings) = try Policy.load(directory, run: identity.run)
         var walker = TreeWalker(directory: directory, org: identity.org, number: identity.number, run: identity.run, policy: policy)
         for warning in identity.warnings + policyWarnings { walker.reportCourseWarning(warning) }
-        walker.prefetched = TreeWalker.prefetch(directory, workers: workers)
+        walker.prefetched = TreeWalker.prefetch(directory, workers: workers, known: known, keepsReads: keepsReads)
+        let readBlockFiles = walker.prefetched.read
+        walker.prefetched.read = []
         try visitCourseRoot(courseXML, directory: directory, walker: &walker)
 
         let (assets, assetWarnings) = try Policy.assets(directory)
@@ -59,7 +70,8 @@ public enum CourseLoader {
             blocks: walker.blocks,
             staticFiles: StaticIndex(paths: staticPaths, assetsJSON: assets),
             issues: walker.issues.all,
-            warnings: walker.warnings.all + assetWarnings + tooLarge)
+            warnings: walker.warnings.all + assetWarnings + tooLarge,
+            readBlockFiles: readBlockFiles)
     }
 
     /// Static files no larger than `limit`, and a warning for each of the others, which are never

@@ -442,11 +442,16 @@ struct TreeWalker {
     struct Prefetched: Sendable {
         var parsed: [[UInt8]: Result<([UInt8], XMLElement), CourseError>] = [:]
         var listed: Set<[UInt8]> = []
+        /// The plain files read, with their stamps, in path order (only when asked for).
+        var read: [ReadBlockFile] = []
     }
 
     /// Reads and parses every `TYPE/*.xml` file of the export at once, with `workers` threads:
     /// a course has thousands, and reading them one by one is most of the time a load takes.
-    static func prefetch(_ directory: ExportDirectory, workers: Int) -> Prefetched {
+    /// A plain file (`ExportDirectory.plainFileStamp`) whose bytes `known` gives for its stamp
+    /// is not read; its stamp is taken before it is read, so a file written meanwhile has
+    /// another stamp by the next load. `keepsReads`: the files are listed in `read`.
+    static func prefetch(_ directory: ExportDirectory, workers: Int, known: (any KnownBlockFiles)? = nil, keepsReads: Bool = false) -> Prefetched {
         let manager = FileManager.default
         var found: [String] = []
         var prefetched = Prefetched()
@@ -461,11 +466,34 @@ struct TreeWalker {
             }
         }
         let files = found
-        let results = files.parallelMap(workers: workers) { file in
-            Result { () throws(CourseError) in try readAndParse(directory, file) }
+        let stamps = known != nil || keepsReads
+        let results = files.parallelMap(workers: workers) { file -> (Result<([UInt8], XMLElement), CourseError>, ReadBlockFile?) in
+            let stamp = stamps ? directory.plainFileStamp(file) : nil
+            let bytes: [UInt8]
+            var fromDisk = false
+            if let stamp, let kept = known?.bytes(of: file, stamp: stamp), UInt64(kept.count) == stamp.size {
+                bytes = kept
+            } else {
+                do throws(CourseError) {
+                    bytes = try directory.read(file)
+                    fromDisk = true
+                } catch {
+                    return (.failure(error), nil)
+                }
+            }
+            let read = keepsReads ? stamp.map { ReadBlockFile(path: file, stamp: $0, bytes: bytes, fromDisk: fromDisk) } : nil
+            do throws(XMLSyntaxError) {
+                return (.success((bytes, try XMLTree.parse(bytes))), read)
+            } catch {
+                return (.failure(.malformedXML(path: file, error)), read)
+            }
         }
         prefetched.parsed.reserveCapacity(files.count)
-        for (file, result) in zip(files, results) { prefetched.parsed[Array(file.utf8)] = result }
+        if keepsReads { prefetched.read.reserveCapacity(files.count) }
+        for (file, (result, read)) in zip(files, results) {
+            prefetched.parsed[Array(file.utf8)] = result
+            if let read { prefetched.read.append(read) }
+        }
         return prefetched
     }
 

@@ -34,6 +34,17 @@ public struct RecordFile: Sendable {
         }
     }
 
+    /// An integer as a field: eight bytes, little-endian.
+    public static func field(_ value: Int64) -> ArraySlice<UInt8> {
+        withUnsafeBytes(of: value.littleEndian) { ArraySlice($0) }
+    }
+
+    /// The integer a `field(_:)` holds; nil for a field of another length.
+    public static func integer(_ field: ArraySlice<UInt8>) -> Int64? {
+        guard field.count == 8 else { return nil }
+        return Int64(bitPattern: field.reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+    }
+
     private mutating func append(_ value: UInt32) {
         withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
     }

@@ -15,11 +15,15 @@ public struct BuildReport: Codable, Sendable {
         /// Search documents whose text was read from their block's page; the others were taken
         /// from the last build's search index.
         public var searchTextsRead = 0
+        /// Block definition files read from the course export; the others were taken from the
+        /// state folder, unchanged since the last build read them (`KeptBlockFiles`).
+        public var blockFilesRead = 0
 
         enum CodingKeys: String, CodingKey {
             case blocks, built, reused, removed, failed, rendered
             case offlineFalse = "offline_false"
             case searchTextsRead = "search_texts_read"
+            case blockFilesRead = "block_files_read"
         }
     }
 

@@ -46,16 +46,25 @@ public struct CoursePackager: Sendable {
         // lock creates it), and with one job after the course, on the build's one thread.
         let earlyLock = try options.jobs > 1 && FileManager.default.fileExists(atPath: options.outputFolder) ? lockOutput() : nil
         let readEarly = earlyLock.map { _ in Background { (manifest: self.readPreviousManifest(), memos: incremental.loadBlockMemos(as: BlockNote.self)) } }
-        let (course, export) = try openCourse(coursePath)
+        let keptFiles = KeptBlockFiles.load(from: options.stateFolder)
+        let (course, export) = try openCourse(coursePath, known: keptFiles)
         defer { export.close() }
         let loaded = Date()
         let lock: FileLock
         if let earlyLock { lock = earlyLock } else { lock = try lockOutput() }
         defer { withExtendedLifetime(lock) {} }
         var report = BuildReport(courseID: course.id, publishedAt: options.publishedAt.text, outputFolder: options.outputFolder)
+        report.counts.blockFilesRead = course.readBlockFiles.lazy.filter(\.fromDisk).count
         var phase = PhaseClock(from: loaded)
         let early = readEarly?.value
         let previous = try checkOutput(for: course, read: early?.manifest ?? readPreviousManifest())
+        // A cache, saved (when it changed) while the blocks are built, once the checks let the build
+        // change the state folder.
+        let filesKept = Background.onAnotherCore(if: options.jobs > 1) {
+            if export.temporaryFolder == nil, KeptBlockFiles.differs(course.readBlockFiles, from: keptFiles) {
+                KeptBlockFiles.save(course.readBlockFiles, root: export.directory.root, to: self.options.stateFolder, writtenAt: since)
+            }
+        }
         // What the last build left of each block, read before `startChanging` forgets it.
         let memos = early?.memos ?? incremental.loadBlockMemos(as: BlockNote.self)
         startChanging(incremental, previous: previous)
@@ -86,6 +95,7 @@ public struct CoursePackager: Sendable {
             pending: blocks.assets.writer.pendingSyncs, report: &report)
         report.durations.manifestSeconds = phase.lap()
         stateSaved.value
+        filesKept.value
         report.counts.removed = removeUnnamedArchives(previous: previous.archives, manifest: manifest)
         CourseFileRemoval.removeUnnamed(in: options.outputFolder, manifest: manifest)
         ManifestWrite.removeUnnamedParts(in: options.outputFolder, keeping: writtenIndex)
@@ -252,9 +262,10 @@ public struct CoursePackager: Sendable {
         }
     }
 
-    private func openCourse(_ coursePath: String) throws(BuildError) -> (Course, OpenedExport) {
+    private func openCourse(_ coursePath: String, known: KeptBlockFiles) throws(BuildError) -> (Course, OpenedExport) {
         do {
-            return try CourseLoader.open(coursePath, workers: options.jobs, largestStaticFile: ArchiveLimits.current.maximumCourseFileSize)
+            return try CourseLoader.open(
+                coursePath, workers: options.jobs, largestStaticFile: ArchiveLimits.current.maximumCourseFileSize, known: known)
         } catch {
             throw .course(error)
         }

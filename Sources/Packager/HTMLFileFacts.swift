@@ -34,13 +34,13 @@ struct HTMLFileFacts: Sendable, Equatable {
     static func load(from stateFolder: String) -> HTMLFileFacts {
         var loaded = HTMLFileFacts()
         guard let records = RecordFile.load(stateFolder + "/" + fileName, format: format), let head = records.first, head.count == 1,
-            let writtenAt = Self.integer(head[0])
+            let writtenAt = RecordFile.integer(head[0])
         else { return loaded }
         loaded.writtenAt = writtenAt
         loaded.facts.reserveCapacity(records.count)
         for fields in records.dropFirst() {
-            guard fields.count == 7, fields[5].count == 64, let size = Self.integer(fields[1]), let inode = Self.integer(fields[2]),
-                let modified = Self.integer(fields[3]), let changed = Self.integer(fields[4])
+            guard fields.count == 7, fields[5].count == 64, let size = RecordFile.integer(fields[1]), let inode = RecordFile.integer(fields[2]),
+                let modified = RecordFile.integer(fields[3]), let changed = RecordFile.integer(fields[4])
             else { return HTMLFileFacts() }
             let stamp = FileStamp(size: UInt64(bitPattern: size), inode: UInt64(bitPattern: inode), modified: modified, changed: changed)
             loaded.facts[String(decoding: fields[0], as: UTF8.self)] = Fact(
@@ -54,23 +54,14 @@ struct HTMLFileFacts: Sendable, Equatable {
     func save(to stateFolder: String, writtenAt: Int64) {
         let paths = facts.keys.sorted()
         var file = RecordFile(format: Self.format, capacity: RecordFile.recordSize(fieldLengths: [8]) + paths.count * (4 + 4 * 7 + 32 + 64 + 1 + 48))
-        file.add([Self.bytes(writtenAt)])
+        file.add([RecordFile.field(writtenAt)])
         for path in paths {
             guard let fact = facts[path] else { continue }
             file.add([
-                ArraySlice(path.utf8), Self.bytes(Int64(bitPattern: fact.stamp.size)), Self.bytes(Int64(bitPattern: fact.stamp.inode)),
-                Self.bytes(fact.stamp.modified), Self.bytes(fact.stamp.changed), ArraySlice(fact.sha256.utf8), [fact.styleOnly ? 1 : 0],
+                ArraySlice(path.utf8), RecordFile.field(Int64(bitPattern: fact.stamp.size)), RecordFile.field(Int64(bitPattern: fact.stamp.inode)),
+                RecordFile.field(fact.stamp.modified), RecordFile.field(fact.stamp.changed), ArraySlice(fact.sha256.utf8), [fact.styleOnly ? 1 : 0],
             ])
         }
         file.save(to: stateFolder + "/" + Self.fileName, synced: false)
-    }
-
-    private static func bytes(_ value: Int64) -> ArraySlice<UInt8> {
-        withUnsafeBytes(of: value.littleEndian) { ArraySlice($0) }
-    }
-
-    private static func integer(_ field: ArraySlice<UInt8>) -> Int64? {
-        guard field.count == 8 else { return nil }
-        return Int64(bitPattern: field.reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
     }
 }

@@ -54,7 +54,7 @@ func everyEntry(under root: String) -> [String] {
         let files = Set(everyEntry(under: out).filter { !top.contains($0) })
         #expect(files == named.files, "nothing but the archives the manifest names: \(files.symmetricDifference(named.files).sorted().prefix(5))")
         let state = BuildOptions.defaultStateFolder(forOutput: out)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: state).sorted() == ["blocks.bin", "cache.json", "html-files.bin", "page-facts.bin", "record.bin", "search-chunks.bin", "search-parts.bin"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: state).sorted() == ["block-files.bin", "blocks.bin", "cache.json", "html-files.bin", "page-facts.bin", "record.bin", "search-chunks.bin", "search-parts.bin"])
     }
 
     /// A type whose blocks are all online-only (or whose last archive was removed) leaves no
