@@ -21,9 +21,9 @@ public enum CourseLoader {
         known: (any KnownBlockFiles)? = nil
     ) throws(CourseError) -> (Course, OpenedExport) {
         let export = try OpenedExport.open(path)
-        // A tarball unpacks into a temporary folder whose name means nothing: name it after the tarball.
-        let folderName = export.temporaryFolder == nil ? nil : Self.nameWithoutArchiveSuffix(path)
         let fromFolder = export.temporaryFolder == nil
+        // A tarball unpacks into a temporary folder whose name means nothing: name it after the tarball.
+        let folderName = fromFolder ? nil : Self.nameWithoutArchiveSuffix(path)
         do {
             let course = try load(
                 export.directory, workers: workers, folderName: folderName, largestStaticFile: largestStaticFile,
@@ -127,12 +127,7 @@ public enum CourseLoader {
         guard directory.exists(file) else {
             throw .notACourse(path: file, reason: "file is missing")
         }
-        let bytes = try directory.read(file)
-        do {
-            return try XMLTree.parse(bytes)
-        } catch {
-            throw .malformedXML(path: file, error)
-        }
+        return try TreeWalker.parse(directory.read(file), of: file)
     }
 }
 

@@ -430,8 +430,13 @@ struct TreeWalker {
 
     static func readAndParse(_ directory: ExportDirectory, _ file: String) throws(CourseError) -> ([UInt8], XMLElement) {
         let bytes = try directory.read(file)
+        return (bytes, try parse(bytes, of: file))
+    }
+
+    /// The bytes of `file` parsed, or the error that names the file.
+    static func parse(_ bytes: [UInt8], of file: String) throws(CourseError) -> XMLElement {
         do {
-            return (bytes, try XMLTree.parse(bytes))
+            return try XMLTree.parse(bytes)
         } catch {
             throw .malformedXML(path: file, error)
         }
@@ -482,11 +487,7 @@ struct TreeWalker {
                 }
             }
             let read = keepsReads ? stamp.map { ReadBlockFile(path: file, stamp: $0, bytes: bytes, fromDisk: fromDisk) } : nil
-            do throws(XMLSyntaxError) {
-                return (.success((bytes, try XMLTree.parse(bytes))), read)
-            } catch {
-                return (.failure(.malformedXML(path: file, error)), read)
-            }
+            return (Result { () throws(CourseError) in (bytes, try parse(bytes, of: file)) }, read)
         }
         prefetched.parsed.reserveCapacity(files.count)
         if keepsReads { prefetched.read.reserveCapacity(files.count) }

@@ -28,6 +28,18 @@ func fourBlockCourse() throws -> String {
     return root
 }
 
+/// Replaces `text` in the file at `path` with `replacement` of as many bytes and puts its mtime
+/// back to `modified`: an edit that only its ctime shows. Returns the new bytes.
+@discardableResult
+func rewriteKeepingSizeAndTime(_ path: String, replacing text: String, with replacement: String, modified: Date) throws -> [UInt8] {
+    let before = TestSupport.read(path)
+    let same = Array(String(decoding: before, as: UTF8.self).replacingOccurrences(of: text, with: replacement).utf8)
+    #expect(same.count == before.count && same != before)
+    try TestSupport.writeBytes(same, to: path)
+    try FileManager.default.setAttributes([.modificationDate: modified], ofItemAtPath: path)
+    return same
+}
+
 func archiveBytes(_ out: String) throws -> [String: [UInt8]] {
     var result: [String: [UInt8]] = [:]
     for block in try manifest(in: out).blocks {
@@ -189,11 +201,7 @@ func id(_ name: String) -> String { "block-v1:O+N+r+type@html+block@\(name)" }
         try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: path)
         let (out, _) = try build(course, now: TestSupport.clockAhead)
         #expect(FileManager.default.fileExists(atPath: BuildOptions.defaultStateFolder(forOutput: out) + "/html-files.bin"))
-        let before = TestSupport.read(path)
-        let same = Array(String(decoding: before, as: UTF8.self).replacingOccurrences(of: "Block c", with: "Block Q").utf8)
-        #expect(same.count == before.count)
-        try TestSupport.writeBytes(same, to: path)
-        try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: path)
+        let same = try rewriteKeepingSizeAndTime(path, replacing: "Block c", with: "Block Q", modified: old)
         let (_, rebuilt) = try build(course, into: out, publishedAt: "2026-12-01T00:00:00Z", now: TestSupport.clockAhead)
         #expect(rebuilt.counts.built == 1 && rebuilt.counts.reused == 3)
         let unzip = try #require(TestSupport.which("unzip"))

@@ -25,11 +25,7 @@ import TestSupport
         let (_, touched) = try build(course, into: out, publishedAt: "2026-12-01T00:00:00Z", now: TestSupport.clockAhead)
         #expect(touched.counts.blockFilesRead == 1, "only the touched file: \(touched.counts)")
 
-        let before = TestSupport.read(path)
-        let same = Array(String(decoding: before, as: UTF8.self).replacingOccurrences(of: "Block b", with: "Block Q").utf8)
-        #expect(same.count == before.count)
-        try TestSupport.writeBytes(same, to: path)
-        try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: path)
+        let same = try rewriteKeepingSizeAndTime(path, replacing: "Block b", with: "Block Q", modified: old)
         let (_, rebuilt) = try build(course, into: out, publishedAt: "2026-12-02T00:00:00Z", now: TestSupport.clockAhead)
         #expect(rebuilt.counts.blockFilesRead == 1 && rebuilt.counts.built == 1, "\(rebuilt.counts)")
         let entry = try #require(try manifest(in: out).blocks.first { $0.usageID.hasSuffix("@b") })
