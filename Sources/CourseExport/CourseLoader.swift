@@ -54,6 +54,7 @@ public enum CourseLoader {
         walker.prefetched = TreeWalker.prefetch(directory, workers: workers, known: known, keepsReads: keepsReads)
         let readBlockFiles = walker.prefetched.read
         walker.prefetched.read = []
+        walker.reserveCapacity(walker.prefetched.parsed.count + 1)
         try visitCourseRoot(courseXML, directory: directory, walker: &walker)
 
         let (assets, assetWarnings) = try Policy.assets(directory)

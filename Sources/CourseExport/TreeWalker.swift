@@ -68,7 +68,14 @@ struct TreeWalker {
     mutating func visitCourse(_ definition: XMLElement, pointer: XMLElement, source: [UInt8], file: String) {
         let resolved = Resolved(definition: definition, source: source, file: file,
                                 attributes: merge(definition.attributes, pointer.attributes))
-        add(type: "course", urlName: run, resolved: resolved, context: Context(), htmlFile: nil)
+        add(type: "course", urlName: run, id: usageID("course", run), resolved: resolved, context: Context(), htmlFile: nil)
+    }
+
+    /// Room for `count` blocks in the walk's name tables, so that at 100,000 blocks they are
+    /// not grown and rehashed a dozen times over.
+    mutating func reserveCapacity(_ count: Int) {
+        definedBy.reserveCapacity(count)
+        usedIn.reserveCapacity(count)
     }
 
     /// Records that the course's own definition could not be read; the course is then empty.
@@ -94,13 +101,14 @@ struct TreeWalker {
         }
         var urlName = Self.normalizedURLName(writtenName)
         let declaredID = usageID(type, urlName)
+        var id = declaredID
         // Named before its definition is read, as the LMS does: a name stays taken even when
         // the block then fails to load.
         if definedBy[declaredID] != nil {
             guard let unique = renamedReuse(type: type, urlName: urlName, file: file, serialized: serialized) else { return nil }
             urlName = unique
+            id = usageID(type, urlName)
         }
-        let id = usageID(type, urlName)
         definedBy[id] = file
 
         guard let resolved = resolve(element, type: type, urlName: writtenName, id: declaredID, source: source, file: file) else {
@@ -118,7 +126,7 @@ struct TreeWalker {
         usedIn[id] = file
         let inserted = visiting.insert(resolved.file).inserted
         defer { if inserted { visiting.remove(resolved.file) } }
-        return add(type: type, urlName: urlName, resolved: resolved, context: context, htmlFile: htmlFile)
+        return add(type: type, urlName: urlName, id: id, resolved: resolved, context: context, htmlFile: htmlFile)
     }
 
     /// The name the LMS gives the element (before making it unique); nil, with an issue, when
@@ -229,11 +237,12 @@ struct TreeWalker {
     }
 
     @discardableResult
-    private mutating func add(type: String, urlName: String, resolved: Resolved, context: Context, htmlFile: String?) -> String {
-        let id = usageID(type, urlName)
+    private mutating func add(type: String, urlName: String, id: String, resolved: Resolved, context: Context, htmlFile: String?) -> String {
         definedBy[id] = resolved.file
         var attributes = resolved.attributes
-        for (key, value) in policy.overrides["\(type)/\(urlName)"] ?? [:] { attributes[key] = value }
+        if !policy.overrides.isEmpty {
+            for (key, value) in policy.overrides["\(type)/\(urlName)"] ?? [:] { attributes[key] = value }
+        }
         if let name = attributes["display_name"], name.count > Block.displayNameLimit {
             attributes["display_name"] = String(name.prefix(Block.displayNameLimit)) + "…"
             warnings.append(CourseIssue(.longDisplayName, usageID: id, file: resolved.file, message: "display_name of \(name.count) characters is cut to its first \(Block.displayNameLimit)"))
@@ -247,19 +256,25 @@ struct TreeWalker {
             }
         }
         let position = blocks.count
+        let groupAccess = Self.merged(context.groupAccess, own)
         blocks.append(Block(
             type: type, urlName: urlName, usageID: id, displayName: attributes["display_name"],
             attributes: attributes, definition: resolved.definition, definitionSource: resolved.source,
             file: resolved.file, parents: context.parents, children: [],
-            groupAccess: Self.merged(context.groupAccess, own), splitTestGroup: context.splitTestGroup, htmlFile: htmlFile))
+            groupAccess: groupAccess, splitTestGroup: context.splitTestGroup, htmlFile: htmlFile))
         guard Block.containerTypes.contains(type) else { return id }
-        blocks[position].children = visitChildren(of: blocks[position], resolved: resolved, context: context)
+        // From the values at hand, not from a copy of the block just appended: a copy retains
+        // and releases its dozen fields, and the walk makes one per container.
+        blocks[position].children = visitChildren(
+            of: (type: type, usageID: id, attributes: attributes, groupAccess: groupAccess), resolved: resolved, context: context)
         return id
     }
 
     /// The container's children in order, named as the LMS names them: a child without a
     /// name is named from its serialisation, made only when one is needed.
-    private mutating func visitChildren(of block: Block, resolved: Resolved, context: Context) -> [String] {
+    private mutating func visitChildren(
+        of block: (type: String, usageID: String, attributes: [String: String], groupAccess: [Int: [Int]]), resolved: Resolved, context: Context
+    ) -> [String] {
         let settings = Self.settingElements[block.type] ?? []
         let split = block.type == "split_test" ? splitTestGroups(block.attributes, id: block.usageID, file: resolved.file) : nil
         let output = BlockNaming.serializationOutput(ofChildrenOf: block.type)
