@@ -39,33 +39,86 @@ public struct Block: Sendable {
         "videosequence", "conditional",
     ]
 
-    public let type: String
-    public let urlName: String
-    public let usageID: String
-    public let displayName: String?
+    public var type: String { fields.type }
+    public var urlName: String { fields.urlName }
+    public var usageID: String { fields.usageID }
+    public var displayName: String? { fields.displayName }
     /// The definition's attributes, overridden by the pointer's and then by policy.json.
-    public let attributes: [String: String]
+    public var attributes: [String: String] { fields.attributes }
     /// The defining element, with its inline children (problem XML, video sources, inline HTML).
-    public let definition: XMLElement
+    public var definition: XMLElement { fields.definition }
     /// The bytes the definition was parsed from, so inline content can be taken verbatim.
-    public let definitionSource: [UInt8]
+    public var definitionSource: [UInt8] { fields.definitionSource }
     /// Export-relative path of the file that defines the block.
-    public let file: String
+    public var file: String { fields.file }
     /// Usage ids of the enclosing blocks, nearest first (vertical, sequential, chapter, course).
-    public let parents: [String]
+    public var parents: [String] { fields.parents }
     public internal(set) var children: [String]
     /// Who may see the block, as the LMS merges it down the tree: user partition id → the
     /// group ids allowed in it. The block's own `group_access`, its ancestors' and the group
     /// of an enclosing `split_test` all apply; an empty list means no group sees it. Empty
     /// when every learner sees the block.
-    public let groupAccess: [Int: [Int]]
+    public var groupAccess: [Int: [Int]] { fields.groupAccess }
     /// The nearest enclosing `split_test` and the group this block belongs to there.
-    public let splitTestGroup: SplitTestGroup?
+    public var splitTestGroup: SplitTestGroup? { fields.splitTestGroup }
     /// For an html block with `filename`: the export-relative file holding its HTML, found the
     /// way the LMS looks for it. Nil when the HTML is the content of the block's element.
-    public let htmlFile: String?
+    public var htmlFile: String? { fields.htmlFile }
 
-    public var isContainer: Bool { Self.containerTypes.contains(type) }
+    public var isContainer: Bool { fields.isContainer }
+
+    /// What the walk read, in one object: every pass over the course (a filter, a parallel
+    /// map) copies blocks, and a copy of a dozen fields retained and released each of them.
+    /// At 100,000 blocks those retains touched a million objects per pass.
+    private final class Fields: Sendable {
+        let type: String
+        let urlName: String
+        let usageID: String
+        let displayName: String?
+        let attributes: [String: String]
+        let definition: XMLElement
+        let definitionSource: [UInt8]
+        let file: String
+        let parents: [String]
+        let groupAccess: [Int: [Int]]
+        let splitTestGroup: SplitTestGroup?
+        let htmlFile: String?
+        let isContainer: Bool
+
+        init(
+            type: String, urlName: String, usageID: String, displayName: String?, attributes: [String: String], definition: XMLElement,
+            definitionSource: [UInt8], file: String, parents: [String], groupAccess: [Int: [Int]], splitTestGroup: SplitTestGroup?,
+            htmlFile: String?
+        ) {
+            self.type = type
+            self.urlName = urlName
+            self.usageID = usageID
+            self.displayName = displayName
+            self.attributes = attributes
+            self.definition = definition
+            self.definitionSource = definitionSource
+            self.file = file
+            self.parents = parents
+            self.groupAccess = groupAccess
+            self.splitTestGroup = splitTestGroup
+            self.htmlFile = htmlFile
+            isContainer = Block.containerTypes.contains(type)
+        }
+    }
+
+    private let fields: Fields
+
+    init(
+        type: String, urlName: String, usageID: String, displayName: String?, attributes: [String: String], definition: XMLElement,
+        definitionSource: [UInt8], file: String, parents: [String], children: [String], groupAccess: [Int: [Int]],
+        splitTestGroup: SplitTestGroup?, htmlFile: String?
+    ) {
+        fields = Fields(
+            type: type, urlName: urlName, usageID: usageID, displayName: displayName, attributes: attributes, definition: definition,
+            definitionSource: definitionSource, file: file, parents: parents, groupAccess: groupAccess, splitTestGroup: splitTestGroup,
+            htmlFile: htmlFile)
+        self.children = children
+    }
 }
 
 /// Membership of a block in one group of a `split_test` (an A/B experiment or content
