@@ -211,7 +211,7 @@ struct TreeWalker {
     /// the pointer, and old exports hold `<sequential>` in `chapter/` or `<ol>` in `html/`).
     private mutating func load(_ definitionFile: String, pointer: XMLElement, id: String) -> Resolved? {
         let loaded: ([UInt8], XMLElement)
-        switch prefetched.parsed[Array(definitionFile.utf8)] {
+        switch prefetched.parsed[FileNameKey(definitionFile)] {
         case .success(let value)?: loaded = value
         case .failure(let error)?:
             issues.append(CourseIssue(.unreadableDefinition, usageID: id, file: definitionFile, message: "\(error)"))
@@ -232,7 +232,7 @@ struct TreeWalker {
     private func exists(_ file: String) -> Bool {
         // A listed file exists (a prefetched one even when it failed to parse); only others
         // need a look.
-        let key = Array(file.utf8)
+        let key = FileNameKey(file)
         return prefetched.parsed[key] != nil || prefetched.listed.contains(key) || directory.exists(file)
     }
 
@@ -457,11 +457,24 @@ struct TreeWalker {
         }
     }
 
+    /// A file's name as its bytes: two canonically equivalent names (NFC and NFD) are two
+    /// files, which `String` keys would merge. Hashed in one pass over the bytes, where an
+    /// array of bytes as a key is hashed byte by byte: the walk looks up every block's file.
+    struct FileNameKey: Hashable, Sendable {
+        let bytes: [UInt8]
+
+        init(_ name: String) { bytes = Array(name.utf8) }
+
+        func hash(into hasher: inout Hasher) {
+            bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+        }
+    }
+
     /// The block files read and parsed ahead, and the names of the other regular files found
     /// beside them (html files), so the walk need not look for those on the disk.
     struct Prefetched: Sendable {
-        var parsed: [[UInt8]: Result<([UInt8], XMLElement), CourseError>] = [:]
-        var listed: Set<[UInt8]> = []
+        var parsed: [FileNameKey: Result<([UInt8], XMLElement), CourseError>] = [:]
+        var listed: Set<FileNameKey> = []
         /// The plain files read, with their stamps, in path order (only when asked for).
         var read: [ReadBlockFile] = []
     }
@@ -481,7 +494,7 @@ struct TreeWalker {
                 if file.hasSuffix(".xml") {
                     found.append(file)
                 } else {
-                    prefetched.listed.insert(Array(file.utf8))
+                    prefetched.listed.insert(FileNameKey(file))
                 }
             }
         }
@@ -507,7 +520,7 @@ struct TreeWalker {
         prefetched.parsed.reserveCapacity(files.count)
         if keepsReads { prefetched.read.reserveCapacity(files.count) }
         for (file, (result, read)) in zip(files, results) {
-            prefetched.parsed[Array(file.utf8)] = result
+            prefetched.parsed[FileNameKey(file)] = result
             if let read { prefetched.read.append(read) }
         }
         return prefetched

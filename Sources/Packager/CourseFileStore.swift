@@ -93,8 +93,9 @@ final class CourseFileStore: Sendable {
     /// reads per content; it is read when an archive first copies the content, and a block
     /// built with a content whose framing is damaged publishes it again (`publish`).
     func holds(_ listing: FileListing) -> Bool {
-        for sha256 in Set(listing.values) {
-            if published.withLock({ $0[sha256] }) != nil { continue }
+        // One lock per block, not one per content: the workers take it for every reused block.
+        let unknown = published.withLock { table in Set(listing.values).filter { table[$0] == nil } }
+        for sha256 in unknown {
             guard let found = adopted(sha256) else { return false }
             published.withLock { if $0[sha256] == nil { $0[sha256] = found } }
         }

@@ -71,7 +71,12 @@ struct PagePlan: Sendable {
             guard fact.hasPage else { continue }
             let folder = ArchiveNaming.folderPath(type: blocks[position].type, urlName: blocks[position].urlName)
             firstPage[blocks[position].usageID] = folder
-            for parent in blocks[position].parents where firstPage[parent] == nil { firstPage[parent] = folder }
+            // Nearest first: a container that has its first page already got it from an earlier
+            // leaf below it, which gave one to every container above it too.
+            for parent in blocks[position].parents {
+                guard firstPage[parent] == nil else { break }
+                firstPage[parent] = folder
+            }
         }
         for position in blocks.indices {
             let (usageID, urlName) = (blocks[position].usageID, blocks[position].urlName)
@@ -102,10 +107,15 @@ struct PagePlan: Sendable {
         unsharedHeads = unshared
         var heads: [String: [UInt8]] = [:]
         if !styleOnlyByUnit.isEmpty {
-            for position in leaves {
-                guard let unit = blocks[position].parents.first, let styles = styleOnlyByUnit[unit] else { continue }
-                let others = styles.filter { $0.usageID != blocks[position].usageID }.flatMap(\.elements)
-                if !others.isEmpty { heads[blocks[position].usageID] = others }
+            // Every page of a unit but its style-only ones shows all of the unit's style-only
+            // elements: one array per unit, which those pages share, not a copy made per page.
+            let units = styleOnlyByUnit.mapValues { (styles: $0, all: $0.flatMap(\.elements)) }
+            heads.reserveCapacity(leaves.count)
+            for (position, fact) in zip(leaves, facts) {
+                guard let unit = blocks[position].parents.first, let (styles, all) = units[unit] else { continue }
+                let usageID = blocks[position].usageID
+                let others = fact.styleOnly == nil ? all : styles.filter { $0.usageID != usageID }.flatMap(\.elements)
+                if !others.isEmpty { heads[usageID] = others }
             }
         }
         unitHeads = heads
