@@ -16,8 +16,7 @@ struct TreeWalker {
     private(set) var issues = CourseIssueList()
     private(set) var warnings = CourseIssueList()
     /// Block files read and parsed ahead, in parallel; the walk itself stays sequential.
-    /// Keyed by the path's bytes: file names are bytes, and two canonically equivalent names
-    /// (NFC and NFD) are two files that Swift's `String` keys would merge.
+    /// Keyed by the path's bytes (`FileNameKey`).
     var prefetched = Prefetched()
     /// Usage id → the file that defined it, to tell a second use of a name from the first.
     private var definedBy: [String: String] = [:]
@@ -262,7 +261,7 @@ struct TreeWalker {
             attributes: attributes, definition: resolved.definition, definitionSource: resolved.source,
             file: resolved.file, parents: context.parents, children: [],
             groupAccess: groupAccess, splitTestGroup: context.splitTestGroup, htmlFile: htmlFile))
-        guard Block.containerTypes.contains(type) else { return id }
+        guard blocks[position].isContainer else { return id }
         // From the values at hand, not from a copy of the block just appended: a copy retains
         // and releases its dozen fields, and the walk makes one per container.
         blocks[position].children = visitChildren(

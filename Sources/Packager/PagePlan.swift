@@ -110,7 +110,6 @@ struct PagePlan: Sendable {
             // Every page of a unit but its style-only ones shows all of the unit's style-only
             // elements: one array per unit, which those pages share, not a copy made per page.
             let units = styleOnlyByUnit.mapValues { (styles: $0, all: $0.flatMap(\.elements)) }
-            heads.reserveCapacity(leaves.count)
             for (position, fact) in zip(leaves, facts) {
                 guard let unit = blocks[position].parents.first, let (styles, all) = units[unit] else { continue }
                 let usageID = blocks[position].usageID
