@@ -106,7 +106,7 @@ let package = Package(
         .testTarget(name: "ZipArchiveTests", dependencies: ["ZipArchive", "ZlibStream", "FileSystem", "TestSupport", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "CourseExportTests", dependencies: ["CourseExport", "TestSupport"]),
         .testTarget(name: "LinkRewriterTests", dependencies: ["LinkRewriter"]),
-        .testTarget(name: "IncrementalBuildTests", dependencies: ["IncrementalBuild", "ParallelMap", "TestSupport"]),
+        .testTarget(name: "IncrementalBuildTests", dependencies: ["IncrementalBuild", "FileSystem", "ParallelMap", "TestSupport"]),
         .testTarget(name: "ManifestTests", dependencies: ["Manifest", "TestSupport"]),
         .testTarget(
             name: "PackagerTests", dependencies: ["Packager", "Manifest", "ZipArchive", "CourseExport", "BlockRenderer", "Diagnostics", "TestSupport", "IncrementalCheck", "IncrementalBuild"],

@@ -15,12 +15,14 @@ public enum CourseLoader {
     /// `largestStaticFile`: a file under `static/` larger than this is left out, with a warning.
     /// `known`: block files an earlier load read (`Course.readBlockFiles`), taken instead of the
     /// disk's while their stamps vouch for them; not asked for an unpacked tarball's files. With
-    /// it, the files read are kept in `Course.readBlockFiles`.
+    /// it, the files read are kept in `Course.readBlockFiles`. `stamps`: what a walk of `path`
+    /// (or of a folder holding it) taken before this call saw of its plain files, the stamps
+    /// the load and the returned export's folder give rather than `lstat` each file again.
     public static func open(
         _ path: String, workers: Int = ProcessInfo.processInfo.activeProcessorCount, largestStaticFile: UInt64 = .max,
-        known: (any KnownBlockFiles)? = nil
+        known: (any KnownBlockFiles)? = nil, stamps: PlainFileStamps = .none
     ) throws(CourseError) -> (Course, OpenedExport) {
-        let export = try OpenedExport.open(path)
+        let export = try OpenedExport.open(path).stamped(by: stamps)
         let fromFolder = export.temporaryFolder == nil
         // A tarball unpacks into a temporary folder whose name means nothing: name it after the tarball.
         let folderName = fromFolder ? nil : Self.nameWithoutArchiveSuffix(path)

@@ -14,6 +14,8 @@ public struct ExportDirectory: Sendable {
     /// Canonical path of the folder holding `course.xml`.
     public let root: String
     private let folders = FolderCache()
+    /// The plain files' stamps a walk of the course took before anything was read (`stamped`).
+    private var walked: PlainFileStamps.Stamps?
 
     public init(root: String) throws(CourseError) {
         guard let resolved = realpath(root, nil) else {
@@ -24,6 +26,15 @@ public struct ExportDirectory: Sendable {
     }
 
     public func path(_ relative: String) -> String { root + "/" + relative }
+
+    /// This export, answering `plainFileStamp` from `stamps` (a walk of this folder or of one
+    /// holding it, taken before anything was read) where they name the file; the disk is asked
+    /// only about the others. Without stamps for this folder, the export as it is.
+    public func stamped(by stamps: PlainFileStamps) -> ExportDirectory {
+        var copy = self
+        copy.walked = stamps.under(root)
+        return copy
+    }
 
     /// Where `relative` really lives, if it is a regular file inside the export.
     public func regularFile(_ relative: String) throws(CourseError) -> String {
@@ -45,9 +56,11 @@ public struct ExportDirectory: Sendable {
     /// link, with one name, in a folder that resolves inside the export (what `read` reads
     /// without resolving it again). Nil for anything else, which only `read` may judge.
     public func plainFileStamp(_ relative: String) -> FileStamp? {
-        guard let slash = relative.utf8.lastIndex(of: UInt8(ascii: "/")), let real = try? resolvedFolder(String(relative[..<slash])) else {
-            return nil
-        }
+        guard let slash = relative.utf8.lastIndex(of: UInt8(ascii: "/")) else { return nil }
+        // The walk saw a plain file there, in folders it entered (never a link): what the
+        // checks below would find, as of that walk.
+        if let walked, let stamp = walked.stamp(of: relative) { return stamp }
+        guard let real = try? resolvedFolder(String(relative[..<slash])) else { return nil }
         var info = stat()
         guard lstat(real + "/" + relative[relative.index(after: slash)...], &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_nlink == 1
         else { return nil }

@@ -1,3 +1,4 @@
+import FileSystem
 import Foundation
 
 /// A course export ready to read: the folder itself, or a `.tar.gz` unpacked (safely) into a
@@ -29,6 +30,13 @@ public struct OpenedExport: Sendable {
             try? FileManager.default.removeItem(atPath: folder)
             throw error
         }
+    }
+
+    /// The same export, its folder answering file stamps from `stamps` (`ExportDirectory.stamped`);
+    /// an unpacked tarball as it is, since no walk of the course saw its files.
+    public func stamped(by stamps: PlainFileStamps) -> OpenedExport {
+        guard temporaryFolder == nil else { return self }
+        return OpenedExport(directory: directory.stamped(by: stamps), temporaryFolder: nil)
     }
 
     public func close() {

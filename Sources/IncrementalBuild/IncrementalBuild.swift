@@ -38,6 +38,10 @@ public struct IncrementalBuild: Sendable {
         public let since: Int64
         public let newest: Int64
         public let fresh: [TreeStamp.Entry]
+        /// What the walk saw of each plain file, when asked for (`collectsPlainFiles`): the
+        /// build takes a file's stamp from here rather than from the disk once more. Let go
+        /// (`.none`) once the course is read.
+        public var plainFiles: PlainFileStamps
     }
 
     /// The running program's size and modification time: a cache of what this program's code
@@ -49,9 +53,15 @@ public struct IncrementalBuild: Sendable {
     /// Nil when the course cannot be walked; the build then reports why.
     /// `workers`: threads that `lstat` a big folder's entries (at 100,000 blocks, one thread
     /// took most of a second before a rebuild could start).
-    public func stampInputs(coursePath: String, settings: [String], since: Int64 = FileStamp.now(), workers: Int = 1) -> Inputs? {
+    /// `collectsPlainFiles`: the walk keeps each plain file's stamp (`Inputs.plainFiles`).
+    public func stampInputs(
+        coursePath: String, settings: [String], since: Int64 = FileStamp.now(), workers: Int = 1, collectsPlainFiles: Bool = false
+    ) -> Inputs? {
         let skipped = [outputFolder, stateFolder].compactMap(TreeStamp.identity(of:))
-        guard let course = TreeStamp.of(coursePath, skipping: skipped, since: since, workers: workers, resolution: timestampResolution)
+        guard
+            let course = TreeStamp.of(
+                coursePath, skipping: skipped, since: since, workers: workers, resolution: timestampResolution,
+                collectsPlainFiles: collectsPlainFiles)
         else { return nil }
         var hasher = SHA256()
         let program = Self.programStamp
@@ -64,7 +74,8 @@ public struct IncrementalBuild: Sendable {
         }
         return Inputs(
             key: SHA256Hex.hex(hasher.finalize()), settled: course.settled, coursePath: coursePath, since: since,
-            newest: course.newest, fresh: course.fresh)
+            newest: course.newest, fresh: course.fresh,
+            plainFiles: collectsPlainFiles ? course.plainFiles.rooted(at: canonicalCourse) : .none)
     }
 
     /// The manifest, its index, and everything in the archive folders (the index's parts too); a report written beside the

@@ -18,6 +18,9 @@ public struct TreeStamp: Sendable, Equatable {
     /// write it shows (changed within `settleMargin` plus the resolution of `since`): a record
     /// trusts them only with their content hash. Paths are relative to the root.
     public let fresh: [Entry]
+    /// Every plain file's stamp (a regular file, not a link, with one name) by its path
+    /// relative to the root, raw as `lstat` gave it; only when the walk was asked to collect them.
+    public let plainFiles: PlainFileStamps
 
     /// A file's `stat` stamp as the walk saw it (a link's: its target's).
     public struct Entry: Sendable, Equatable {
@@ -39,11 +42,12 @@ public struct TreeStamp: Sendable, Equatable {
     /// `cancellation` is cancelled: the walk stops within one entry.
     public static func of(
         _ root: String, skipping skippedFolders: [(device: UInt64, inode: UInt64)] = [], since: Int64 = FileStamp.now(),
-        workers: Int = 1, resolution: Int64 = 1, listsFresh: Bool = true, cancellation: Cancellation? = nil,
-        include: (_ name: [UInt8], _ depth: Int, _ isFolder: Bool) -> Bool = { _, _, _ in true }
+        workers: Int = 1, resolution: Int64 = 1, listsFresh: Bool = true, collectsPlainFiles: Bool = false,
+        cancellation: Cancellation? = nil, include: (_ name: [UInt8], _ depth: Int, _ isFolder: Bool) -> Bool = { _, _, _ in true }
     ) -> TreeStamp? {
         var walk = Walk(startedAt: since, skipped: skippedFolders, workers: workers, resolution: max(1, resolution))
         walk.listsFresh = listsFresh
+        walk.collectsPlainFiles = collectsPlainFiles
         walk.cancellation = cancellation
         var info = stat()
         guard lstat(root, &info) == 0 else { return nil }
@@ -54,7 +58,7 @@ public struct TreeStamp: Sendable, Equatable {
         if cancellation?.isCancelled == true { return nil }
         return TreeStamp(
             digest: SHA256Hex.hex(walk.hasher.finalize()), settled: walk.newest < walk.freshSince, newest: walk.newest,
-            fresh: walk.fresh)
+            fresh: walk.fresh, plainFiles: walk.plainFiles)
     }
 
     /// The stamp of what `path` names (links followed), its times cut to `resolution` as a walk
@@ -83,6 +87,8 @@ public struct TreeStamp: Sendable, Equatable {
         var newest = Int64.min
         var fresh: [Entry] = []
         var listsFresh = true
+        var collectsPlainFiles = false
+        var plainFiles = PlainFileStamps.none
         var cancellation: Cancellation?
 
         init(startedAt: Int64, skipped: [(device: UInt64, inode: UInt64)], workers: Int, resolution: Int64) {
@@ -112,6 +118,9 @@ public struct TreeStamp: Sendable, Equatable {
             // themselves show; leaving them out keeps a build's own lock file from mattering.
             if !isFolder { newest = max(newest, modified, changed) }
             if !isFolder && !isLink { note(relative, info, modified: modified, changed: changed) }
+            if collectsPlainFiles, !relative.isEmpty, (info.st_mode & S_IFMT) == S_IFREG, info.st_nlink == 1 {
+                plainFiles.append(relative, FileStamp(info))
+            }
             var record = relative
             record.append(0)
             for value in [UInt64(info.st_mode), isFolder ? 0 : UInt64(info.st_size), UInt64(info.st_ino),

@@ -30,14 +30,22 @@ public struct CoursePackager: Sendable {
         let since = options.now()
         let settings = inputSettings(renderer: renderer)
         let workers = options.jobs
-        let stampCourse: @Sendable () -> IncrementalBuild.Inputs? = {
-            incremental.stampInputs(coursePath: coursePath, settings: settings, since: since, workers: workers)
+        let stampCourse: @Sendable (_ collectsPlainFiles: Bool) -> IncrementalBuild.Inputs? = { collects in
+            incremental.stampInputs(coursePath: coursePath, settings: settings, since: since, workers: workers, collectsPlainFiles: collects)
         }
         var stampedInputs: Background<IncrementalBuild.Inputs?>?
+        // What the walk that checks the course saw of each file, so that the load and the block
+        // inputs need not `lstat` them again (the export holds them for the build).
+        var walkedFiles = PlainFileStamps.none
         if incremental.hasRecord {
-            let (unchanged, inputs) = unchangedBuild(incremental, started: started, stampCourse: stampCourse)
+            let (unchanged, inputs) = unchangedBuild(incremental, started: started) { stampCourse(true) }
             if let unchanged { return unchanged }
-            stampedInputs = Background(finished: inputs)
+            var kept = inputs
+            if let files = kept?.plainFiles {
+                walkedFiles = files
+                kept?.plainFiles = .none
+            }
+            stampedInputs = Background(finished: kept)
         }
 
         // A rebuild reads the previous publish while the course loads: the walk of the course is
@@ -47,7 +55,7 @@ public struct CoursePackager: Sendable {
         let earlyLock = try options.jobs > 1 && FileManager.default.fileExists(atPath: options.outputFolder) ? lockOutput() : nil
         let readEarly = earlyLock.map { _ in Background { (manifest: self.readPreviousManifest(), memos: incremental.loadBlockMemos(as: BlockNote.self)) } }
         let keptFiles = KeptBlockFiles.load(from: options.stateFolder)
-        let (course, export) = try openCourse(coursePath, known: keptFiles)
+        let (course, export) = try openCourse(coursePath, known: keptFiles, stamps: walkedFiles)
         defer { export.close() }
         let loaded = Date()
         let lock: FileLock
@@ -74,7 +82,7 @@ public struct CoursePackager: Sendable {
             course, export: export.directory, renderer: renderer, previous: previous, settings: settings,
             previousHashes: incremental.loadFileHashes(), memos: memos, progress: progress, phase: &phase, into: &report)
         // One job means one thread, however many cores there are.
-        let pendingInputs = stampedInputs ?? Background.onAnotherCore(if: options.jobs > 1, stampCourse)
+        let pendingInputs = stampedInputs ?? Background.onAnotherCore(if: options.jobs > 1) { stampCourse(false) }
         // Rendering and archiving freed most of what they took, in every worker's arena.
         FreedMemory.returnToSystem()
         var collected = collect(blocks.packaged.lazy.map(\.outcome), of: blocks.leaves, course: course, previous: previous, into: &report)
@@ -262,10 +270,11 @@ public struct CoursePackager: Sendable {
         }
     }
 
-    private func openCourse(_ coursePath: String, known: KeptBlockFiles) throws(BuildError) -> (Course, OpenedExport) {
+    private func openCourse(_ coursePath: String, known: KeptBlockFiles, stamps: PlainFileStamps) throws(BuildError) -> (Course, OpenedExport) {
         do {
             return try CourseLoader.open(
-                coursePath, workers: options.jobs, largestStaticFile: ArchiveLimits.current.maximumCourseFileSize, known: known)
+                coursePath, workers: options.jobs, largestStaticFile: ArchiveLimits.current.maximumCourseFileSize, known: known,
+                stamps: stamps)
         } catch {
             throw .course(error)
         }
