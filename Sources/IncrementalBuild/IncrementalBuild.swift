@@ -39,8 +39,8 @@ public struct IncrementalBuild: Sendable {
         public let newest: Int64
         public let fresh: [TreeStamp.Entry]
         /// What the walk saw of each plain file, when asked for (`collectsPlainFiles`): the
-        /// build takes a file's stamp from here rather than from the disk once more. Let go
-        /// (`.none`) once the course is read.
+        /// build takes a file's stamp from here rather than from the disk once more. The build
+        /// takes them out (`.none`) before it keeps the inputs for its record.
         public var plainFiles: PlainFileStamps
     }
 

@@ -41,10 +41,8 @@ public struct CoursePackager: Sendable {
             let (unchanged, inputs) = unchangedBuild(incremental, started: started) { stampCourse(true) }
             if let unchanged { return unchanged }
             var kept = inputs
-            if let files = kept?.plainFiles {
-                walkedFiles = files
-                kept?.plainFiles = .none
-            }
+            walkedFiles = kept?.plainFiles ?? .none
+            kept?.plainFiles = .none
             stampedInputs = Background(finished: kept)
         }
 

@@ -23,6 +23,7 @@ import TestSupport
         try TestSupport.write(
             ["course/course.xml": "<course/>", "course/html/a.xml": "<html/>", "course/html/a.html": "<p>a</p>"], under: parent)
         try TestSupport.write(["elsewhere/b.xml": "<html/>"], under: outside)
+        try TestSupport.write(["beside/c.xml": "<html/>"], under: parent)
         let stamps = try walk(parent)
         let stampOfA = try #require(FileStamp.of(parent + "/course/html/a.xml"))
         #expect(stamps.under(stamps.root + "/course")?.stamp(of: "html/a.xml") == stampOfA, "the root is canonical: \(stamps.root)")
@@ -47,6 +48,11 @@ import TestSupport
         #expect(directory.plainFileStamp("html/a.html") != nil)
         #expect(throws: CourseError.self) { try directory.read("html/a.html") }
         #expect(directory.plainFileStamp("html/second.html") == nil, "a second name of a file")
+        // Walked, but beside the export, not in it: no path out of the export takes its stamp.
+        #expect(stamps.under(stamps.root)?.stamp(of: "beside/c.xml") != nil)
+        #expect(directory.plainFileStamp("../beside/c.xml") == nil)
+        #expect(directory.plainFileStamp("html/../../beside/c.xml") == nil)
+        #expect(directory.plainFileStamp("%2E%2E/beside/c.xml") == nil)
         #expect(directory.plainFileStamp("course.xml") == nil, "a file at the top has no plain-file stamp, as before")
     }
 
@@ -59,6 +65,12 @@ import TestSupport
         let directory = try ExportDirectory(root: course).stamped(by: try walk(other))
         #expect(directory.plainFileStamp("html/a.xml") == FileStamp.of(course + "/html/a.xml"))
         #expect(directory.plainFileStamp("html/b.xml") == nil)
+        // A folder whose path, past the walked root's length, reads like a folder inside it.
+        let base = TestSupport.temporaryFolder("walked-lookalike")
+        try TestSupport.write(["aa/cc/course.xml": "<course/>", "aa/cc/html/a.xml": "<html/>"], under: base)
+        try TestSupport.write(["ab/cc/course.xml": "<course/>", "ab/cc/html/a.xml": "<html display_name=\"other\"/>"], under: base)
+        let lookalike = try ExportDirectory(root: base + "/ab/cc").stamped(by: try walk(base + "/aa"))
+        #expect(lookalike.plainFileStamp("html/a.xml") == FileStamp.of(base + "/ab/cc/html/a.xml"))
         let inner = try ExportDirectory(root: course).stamped(by: try walk(course + "/html"))
         #expect(inner.plainFileStamp("html/a.xml") == FileStamp.of(course + "/html/a.xml"))
     }
